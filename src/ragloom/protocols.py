@@ -1,0 +1,199 @@
+"""The contracts between ragloom's parts: one small Protocol per role.
+
+A new backend implements one protocol; optional capabilities (keyword search,
+document bookkeeping) are protocols of their own so a retriever or knowledge base
+can check for them with ``isinstance`` instead of knowing store classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ragloom.filters import MetadataFilters
+from ragloom.types import (
+    ChatDelta,
+    ChatMessage,
+    ChatResponse,
+    Document,
+    Embedding,
+    QueryMatch,
+    TextChunk,
+    TextDocument,
+    Tool,
+    VectorEntry,
+    VectorMatch,
+)
+
+if TYPE_CHECKING:
+    from ragloom.rag import RagAnswer
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way a model does; chunkers size chunks with it."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """Turns texts into embeddings, in batches; queries have their own path."""
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, recorded by every knowledge base it fills."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]: ...
+
+    def embed_query(self, text: str) -> Embedding: ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Holds embedded chunks and finds the nearest ones."""
+
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        """Insert or replace entries (upsert by chunk id)."""
+        ...
+
+    def query(
+        self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]: ...
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove entries by chunk id; returns how many were removed."""
+        ...
+
+    def count(self) -> int: ...
+
+
+@runtime_checkable
+class KeywordSearchable(Protocol):
+    """A store that can rank chunks by keyword relevance (BM25)."""
+
+    def keyword_query(
+        self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredDocument:
+    """What a store remembers about an ingested document."""
+
+    id: str
+    source: str
+    content_hash: str
+    chunk_count: int
+    settings: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionInfo:
+    """The embedding model a knowledge base was built with."""
+
+    name: str
+    embedder: str
+    dimension: int
+
+
+@runtime_checkable
+class DocumentIndex(Protocol):
+    """Document bookkeeping a knowledge base needs: one record per source."""
+
+    def collection_info(self) -> CollectionInfo | None: ...
+
+    def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
+        """Record the embedder on first use; refuse a different one afterwards."""
+        ...
+
+    def find_document(self, source: str) -> StoredDocument | None: ...
+
+    def replace_document(
+        self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
+    ) -> None:
+        """Store a document and its chunks atomically, replacing any earlier
+        document from the same source."""
+        ...
+
+    def delete_documents(self, document_ids: Sequence[str]) -> int: ...
+
+    def list_documents(self) -> list[StoredDocument]: ...
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits a document into chunks."""
+
+    def split(self, document: TextDocument) -> list[TextChunk]: ...
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    def retrieve(self, query: str, filters: MetadataFilters | None = None) -> list[QueryMatch]: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Re-scores matches for a question; may reorder and drop them."""
+
+    def rerank(self, question: str, matches: Sequence[QueryMatch]) -> list[QueryMatch]: ...
+
+
+@runtime_checkable
+class KnowledgeBase(Protocol):
+    def ingest(self, items: Sequence[Document] | Sequence[TextChunk]) -> Any: ...
+
+    def retrieve(self, query: str, filters: MetadataFilters | None = None) -> list[QueryMatch]: ...
+
+    def delete(self, document_ids: Sequence[str]) -> int: ...
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A chat model: one user message or a conversation in, an assistant message out."""
+
+    @property
+    def name(self) -> str: ...
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse: ...
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        """Text deltas; the last delta carries the full ChatResponse."""
+        ...
+
+
+@runtime_checkable
+class Rag(Protocol):
+    def ingest(self, documents: Sequence[Document]) -> Any: ...
+
+    def query(self, question: str, filters: MetadataFilters | None = None) -> RagAnswer: ...
+
+
+def as_messages(messages: str | Sequence[ChatMessage]) -> list[ChatMessage]:
+    """One user message or a conversation, as a list of messages."""
+    if isinstance(messages, str):
+        return [ChatMessage.user(messages)]
+    return list(messages)

@@ -1,0 +1,1 @@
+"""Retrieval: search modes, score normalisation, fusion rankers and retrievers."""

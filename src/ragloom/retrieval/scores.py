@@ -1,0 +1,37 @@
+"""The score contract: every match's ``score`` is in [0, 1] and higher is better.
+
+Each function maps one raw measure onto that scale, monotonically, so ranking by
+``score`` equals ranking by the raw measure and ``score_threshold`` means the same
+thing on every store. The raw value travels alongside as ``raw_score``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+#: BM25 values this size map to a score of 0.5; typical top hits fall around it.
+BM25_HALF_SCORE = 10.0
+
+
+def cosine_to_score(similarity: FloatArray) -> FloatArray:
+    """Cosine similarity in [-1, 1] to (1 + cos) / 2."""
+    return np.clip((1.0 + similarity) / 2.0, 0.0, 1.0)
+
+
+def dot_to_score(product: FloatArray) -> FloatArray:
+    """Unbounded dot product to a logistic curve (0.5 at zero)."""
+    return 1.0 / (1.0 + np.exp(-np.clip(product, -500, 500)))
+
+
+def euclidean_to_score(distance: FloatArray) -> FloatArray:
+    """Distance >= 0 to 1 / (1 + d): identical vectors score 1."""
+    return 1.0 / (1.0 + np.maximum(distance, 0.0))
+
+
+def bm25_to_score(bm25: FloatArray) -> FloatArray:
+    """BM25 >= 0 (higher is better) to b / (b + BM25_HALF_SCORE)."""
+    clipped = np.maximum(bm25, 0.0)
+    return clipped / (clipped + BM25_HALF_SCORE)

@@ -1,0 +1,117 @@
+"""InMemoryVectorStore: exact dense search in a Python process, nothing persisted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ragloom.errors import EmbedderMismatchError, UnsupportedEmbeddingError
+from ragloom.filters import MetadataFilters, evaluate
+from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.stores.exact import DenseMatrix, Metric
+from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
+
+
+def dense_values(embedding: Embedding, store: str) -> npt.NDArray[np.float32]:
+    """The float32 array of a dense embedding, or a clear refusal for other kinds."""
+    if isinstance(embedding, Vector):
+        return embedding.values
+    raise UnsupportedEmbeddingError(
+        f"{store} holds dense vectors only; got a {type(embedding).__name__}. "
+        "Use a dense embedding model or a store with sparse support."
+    )
+
+
+class InMemoryVectorStore:
+    """Exact search with a cosine, euclidean or dot-product metric.
+
+    Good for tests and small, short-lived collections; use ``SqliteVectorStore``
+    to keep data between runs.
+    """
+
+    def __init__(self, metric: Metric = "cosine", *, name: str = "default") -> None:
+        self.name = name
+        self._matrix = DenseMatrix(metric)
+        self._chunks: dict[str, TextChunk] = {}
+        self._documents: dict[str, StoredDocument] = {}
+        self._by_source: dict[str, str] = {}
+        self._info: CollectionInfo | None = None
+
+    # ------------------------------------------------------------------ VectorStore
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        arrays = [(entry.id, dense_values(entry.embedding, "InMemoryVectorStore"))
+                  for entry in entries]
+        self._matrix.upsert(arrays)
+        for entry in entries:
+            self._chunks[entry.id] = entry.chunk
+
+    def query(
+        self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]:
+        query = dense_values(embedding, "InMemoryVectorStore")
+        allowed = None
+        if filters is not None:
+            allowed = [cid for cid, chunk in self._chunks.items()
+                       if evaluate(filters, chunk.metadata)]
+        hits = self._matrix.search(query, top_k, allowed)
+        return [VectorMatch(chunk=self._chunks[cid], score=score, raw_score=raw)
+                for cid, score, raw in hits]
+
+    def delete(self, ids: Sequence[str]) -> int:
+        for cid in ids:
+            self._chunks.pop(cid, None)
+        return self._matrix.remove(ids)
+
+    def count(self) -> int:
+        return len(self._matrix)
+
+    def chunks(self) -> list[TextChunk]:
+        return list(self._chunks.values())
+
+    # ---------------------------------------------------------------- DocumentIndex
+    def collection_info(self) -> CollectionInfo | None:
+        return self._info
+
+    def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
+        if self._info is None:
+            self._info = CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
+        elif (self._info.embedder, self._info.dimension) != (embedder, dimension):
+            raise EmbedderMismatchError(
+                f"knowledge base {self.name!r} was built with {self._info.embedder} "
+                f"({self._info.dimension} dimensions), not {embedder} ({dimension})"
+            )
+        return self._info
+
+    def find_document(self, source: str) -> StoredDocument | None:
+        doc_id = self._by_source.get(source)
+        return self._documents.get(doc_id) if doc_id else None
+
+    def replace_document(
+        self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
+    ) -> None:
+        old = self.find_document(document.source)
+        if old is not None:
+            self.delete_documents([old.id])
+        self.add(entries)
+        self._documents[document.id] = StoredDocument(
+            id=document.id, source=document.source,
+            content_hash=str(document.metadata.get("content_hash", "")),
+            chunk_count=len(entries), settings=settings, metadata=dict(document.metadata))
+        self._by_source[document.source] = document.id
+
+    def delete_documents(self, document_ids: Sequence[str]) -> int:
+        wanted = set(document_ids)
+        doomed = [cid for cid, chunk in self._chunks.items() if chunk.document_id in wanted]
+        self.delete(doomed)
+        removed = 0
+        for doc_id in wanted:
+            stored = self._documents.pop(doc_id, None)
+            if stored is not None:
+                self._by_source.pop(stored.source, None)
+                removed += 1
+        return removed
+
+    def list_documents(self) -> list[StoredDocument]:
+        return sorted(self._documents.values(), key=lambda d: d.source)
