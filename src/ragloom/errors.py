@@ -97,11 +97,21 @@ class KnowledgeBaseNotFoundError(NotFoundError):
 
 
 class ProviderError(RagError):
-    """An embedding or language model provider failed."""
+    """An embedding or language model provider failed.
 
-    def __init__(self, message: str, *, provider: str = "", model: str = "") -> None:
+    ``retryable`` says whether the same request may succeed if sent again (rate
+    limits, timeouts, unreachable hosts, 5xx answers); retry wrappers read it.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self, message: str, *, provider: str = "", model: str = "", retryable: bool | None = None
+    ) -> None:
         self.provider = provider
         self.model = model
+        if retryable is not None:
+            self.retryable = retryable
         prefix = f"{provider}:{model}: " if provider and model else (f"{provider}: " if provider else "")
         super().__init__(prefix + message)
 
@@ -113,6 +123,8 @@ class AuthenticationError(ProviderError):
 class RateLimitError(ProviderError):
     """The provider asked us to slow down."""
 
+    retryable = True
+
     def __init__(
         self, message: str, *, provider: str = "", model: str = "", retry_after: float | None = None
     ) -> None:
@@ -123,9 +135,13 @@ class RateLimitError(ProviderError):
 class ProviderTimeoutError(ProviderError):
     """The provider did not answer in time."""
 
+    retryable = True
+
 
 class ProviderConnectionError(ProviderError):
     """The provider could not be reached."""
+
+    retryable = True
 
 
 class BadResponseError(ProviderError):

@@ -10,6 +10,8 @@ import numpy.typing as npt
 from ragloom.errors import EmbedderMismatchError, UnsupportedEmbeddingError
 from ragloom.filters import MetadataFilters, evaluate
 from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.retrieval.scores import bm25_to_score
+from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import DenseMatrix, Metric
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 
@@ -38,6 +40,7 @@ class InMemoryVectorStore:
         self._documents: dict[str, StoredDocument] = {}
         self._by_source: dict[str, str] = {}
         self._info: CollectionInfo | None = None
+        self._bm25 = BM25Index()
 
     # ------------------------------------------------------------------ VectorStore
     def add(self, entries: Sequence[VectorEntry]) -> None:
@@ -46,6 +49,7 @@ class InMemoryVectorStore:
         self._matrix.upsert(arrays)
         for entry in entries:
             self._chunks[entry.id] = entry.chunk
+        self._bm25.add((entry.id, entry.chunk.text) for entry in entries)
 
     def query(
         self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
@@ -59,7 +63,22 @@ class InMemoryVectorStore:
         return [VectorMatch(chunk=self._chunks[cid], score=score, raw_score=raw)
                 for cid, score, raw in hits]
 
+    def keyword_query(
+        self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]:
+        """BM25 over chunk texts (see ragloom.stores.bm25); raw_score is the BM25 value."""
+        allowed = None
+        if filters is not None:
+            allowed = [cid for cid, chunk in self._chunks.items()
+                       if evaluate(filters, chunk.metadata)]
+        hits = self._bm25.search(text, top_k, allowed)
+        scores = bm25_to_score(np.array([raw for _, raw in hits], dtype=np.float64))
+        return [VectorMatch(chunk=self._chunks[cid], score=float(score), raw_score=raw)
+                for (cid, raw), score in zip(hits, scores, strict=True)]
+
     def delete(self, ids: Sequence[str]) -> int:
+        ids = list(ids)
+        self._bm25.remove(ids)
         for cid in ids:
             self._chunks.pop(cid, None)
         return self._matrix.remove(ids)

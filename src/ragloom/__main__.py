@@ -1,0 +1,5 @@
+"""``python -m ragloom`` runs the CLI."""
+
+from ragloom.cli.app import main
+
+main()

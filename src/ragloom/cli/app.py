@@ -1,0 +1,34 @@
+"""The ``ragloom`` command: thin commands over the library."""
+
+from __future__ import annotations
+
+import typer
+
+from ragloom.cli.ingest_cmd import ingest_command
+from ragloom.cli.query_cmds import ask_command, search_command
+from ragloom.cli.status_cmd import status_command
+
+app = typer.Typer(
+    name="ragloom",
+    help="Retrieval-augmented generation over your documents, offline by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("ingest")(ingest_command)
+app.command("ask")(ask_command)
+app.command("search")(search_command)
+app.command("status")(status_command)
+
+
+def _register_eval() -> None:
+    from ragloom.cli.eval_cmd import eval_command
+
+    app.command("eval")(eval_command)
+
+
+_register_eval()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,155 @@
+"""What every command shares: options, opening the knowledge base, errors, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from ragloom.errors import (
+    ConfigurationError,
+    FilterError,
+    InvalidInputError,
+    KnowledgeBaseNotFoundError,
+    RagError,
+)
+from ragloom.filters import MetadataFilters, kind_of, parse_filters
+from ragloom.registry import DEFAULT_EMBEDDER
+
+console = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+DEFAULT_DB_DIR = ".ragloom"
+DB_FILE_NAME = "ragloom.db"
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Database folder or .db file [default: $RAGLOOM_DB or ./.ragloom]",
+                 show_default=False),
+]
+KbOption = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option("--embedder", help="Embedding model as provider:model [default: the one the "
+                 f"knowledge base was built with, else {DEFAULT_EMBEDDER}]", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+FilterOption = Annotated[
+    str | None,
+    typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"key": "year", "op": ">=", '
+                 '"value": 2020}\' or \'{"file_name": "faq.md"}\'.', show_default=False),
+]
+
+T = TypeVar("T")
+
+
+def resolve_db(db: str | None) -> Path:
+    """The SQLite file: --db, then $RAGLOOM_DB, then ./.ragloom/ragloom.db."""
+    raw = db or os.environ.get("RAGLOOM_DB") or DEFAULT_DB_DIR
+    path = Path(raw).expanduser()
+    if path.suffix in (".db", ".sqlite", ".sqlite3") or path.is_file():
+        return path
+    return path / DB_FILE_NAME
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn ragloom errors into a one-line message and a non-zero exit code."""
+    try:
+        yield
+    except (ConfigurationError, InvalidInputError) as exc:
+        fail(str(exc), 2)
+    except RagError as exc:
+        fail(str(exc), 1)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def open_store(db_path: Path, kb: str, *, create: bool) -> Any:
+    from ragloom.stores.sqlite import SqliteVectorStore
+
+    if not create:
+        if not db_path.exists():
+            raise KnowledgeBaseNotFoundError(
+                f"no database at {db_path}; ingest documents first: ragloom ingest PATH"
+                + (f" --kb {kb}" if kb != "default" else "")
+            )
+        store = SqliteVectorStore(db_path, collection=kb)
+        names = [c.name for c in store.list_collections()]
+        if kb not in names:
+            known = ", ".join(names) if names else "none yet"
+            store.close()
+            raise KnowledgeBaseNotFoundError(
+                f"no knowledge base named {kb!r} in {db_path} (knowledge bases: {known}); "
+                f"create it with: ragloom ingest PATH --kb {kb}"
+            )
+        return store
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteVectorStore(db_path, collection=kb)
+
+
+def embedder_name(store: Any, requested: str | None) -> str:
+    """The embedder to use: the one asked for, else the one the KB was built with."""
+    info = store.collection_info()
+    if requested:
+        return requested
+    return str(info.embedder) if info is not None else DEFAULT_EMBEDDER
+
+
+def open_knowledge_base(db: str | None, kb: str, embedder: str | None, *, create: bool) -> Any:
+    from ragloom.knowledge_base import VectorKnowledgeBase
+    from ragloom.registry import make_embedder
+
+    store = open_store(resolve_db(db), kb, create=create)
+    provider = make_embedder(embedder_name(store, embedder))
+    knowledge_base = VectorKnowledgeBase(store, provider, name=kb)
+    if not create:
+        knowledge_base.check_embedder()
+    return knowledge_base
+
+
+def parse_filter_option(raw: str | None, store: Any) -> MetadataFilters | None:
+    """Parse --filter and check it against the metadata the knowledge base holds."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise FilterError(f"--filter is not valid JSON: {exc.msg} at character {exc.pos}") from exc
+    filters = parse_filters(data)
+    known: dict[str, set[str]] = store.metadata_keys()
+    for leaf in filters.keys():
+        if leaf.key not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise FilterError(f"no chunk has the metadata key {leaf.key!r}; keys present: {names}")
+        values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+        kinds = {kind_of(v) for v in values}
+        held = known[leaf.key]
+        if held and not kinds & held:
+            raise FilterError(
+                f"metadata key {leaf.key!r} holds {'/'.join(sorted(held))} values, but the filter "
+                f"compares it with {'/'.join(sorted(k or '?' for k in kinds))}"
+            )
+    return filters
+
+
+def run(body: Callable[[], T]) -> T:
+    with reported_errors():
+        return body()
+    raise AssertionError("unreachable")  # pragma: no cover

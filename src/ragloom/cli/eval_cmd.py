@@ -1,0 +1,110 @@
+"""``ragloom eval PATH``: measure retrieval quality on a BEIR-format data set."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ragloom.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    out,
+    print_json,
+    reported_errors,
+    resolve_db,
+)
+from ragloom.errors import QueryError
+from ragloom.registry import DEFAULT_EMBEDDER
+from ragloom.retrieval.options import RANKERS, SEARCH_MODES
+
+
+def eval_command(
+    path: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, "
+                                         "qrels/test.tsv.")],
+    mode: Annotated[list[str] | None, typer.Option(
+        "--mode", help="Search mode to measure (repeatable) [default: vector, keyword, hybrid].",
+        show_default=False)] = None,
+    ranker: Annotated[list[str] | None, typer.Option(
+        "--ranker", help="Hybrid ranker to measure (repeatable) [default: rrf and weighted].",
+        show_default=False)] = None,
+    db: DbOption = None,
+    kb: Annotated[str, typer.Option(
+        "--kb", help="Knowledge base to ingest into / reuse with --db [default: eval-<folder>].",
+        show_default=False)] = "",
+    embedder: Annotated[str, typer.Option(
+        "--embedder", help="Embedding model as provider:model.")] = DEFAULT_EMBEDDER,
+    limit_queries: Annotated[int | None, typer.Option(
+        "--limit-queries", help="Evaluate only the first N judged queries.", min=1,
+        show_default=False)] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Ingest a BEIR data set and report nDCG@10, Recall@100 and MRR@10 per search mode.
+
+    Without --db the corpus goes into a scratch database that is deleted afterwards;
+    with --db it is kept there, and a second run re-uses it without re-embedding.
+    """
+    with reported_errors():
+        report = _run(path, mode, ranker, db, kb, embedder, limit_queries, json_output)
+        if json_output:
+            print_json(report)
+        else:
+            _print_table(report)
+
+
+def _check(values: list[str] | None, allowed: tuple[str, ...], what: str) -> list[str]:
+    chosen = list(dict.fromkeys(values or allowed))
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise QueryError(f"unknown {what} {', '.join(unknown)}; use one of {', '.join(allowed)}")
+    return chosen
+
+
+def _run(
+    path: Path, modes: list[str] | None, rankers: list[str] | None, db: str | None, kb: str,
+    embedder_name: str, limit_queries: int | None, quiet: bool,
+) -> dict[str, Any]:
+    from ragloom.evaluation.beir import load_beir
+    from ragloom.evaluation.runner import default_configs, evaluate, ingest_dataset
+    from ragloom.registry import make_embedder
+    from ragloom.stores.sqlite import SqliteVectorStore
+
+    chosen_modes = _check(modes, SEARCH_MODES, "mode")
+    chosen_rankers = _check(rankers, RANKERS, "ranker")
+    dataset = load_beir(path)
+    name = kb or f"eval-{dataset.name}"
+    provider = make_embedder(embedder_name)
+    with tempfile.TemporaryDirectory(prefix="ragloom-eval-") as scratch:
+        db_path = resolve_db(db) if db else Path(scratch) / "eval.db"
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        store = SqliteVectorStore(db_path, collection=name)
+        try:
+            if not quiet:
+                console.print(f"ingesting {len(dataset.corpus):,} documents into {db_path} "
+                              f"({name}) with {provider.name}...")
+            chunks = ingest_dataset(dataset, store, provider, name=name)
+            if not quiet:
+                console.print(f"searching {len(dataset.judged_queries(limit_queries))} queries...")
+            rows = evaluate(dataset, store, provider,
+                            default_configs(chosen_modes, chosen_rankers),
+                            limit_queries=limit_queries)
+        finally:
+            store.close()
+    return {"dataset": dataset.name, "path": str(path), "embedder": provider.name,
+            "knowledge_base": name, "documents": len(dataset.corpus), "chunks": chunks,
+            "results": [row.to_dict() for row in rows]}
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    table = Table(title=f"{report['dataset']}: {report['documents']:,} documents, "
+                        f"{report['chunks']:,} chunks, {report['embedder']}")
+    for column in ("search", "nDCG@10", "Recall@100", "MRR@10", "queries", "seconds"):
+        table.add_column(column, justify="left" if column == "search" else "right")
+    for row in report["results"]:
+        table.add_row(row["config"], f"{row['ndcg@10']:.4f}", f"{row['recall@100']:.4f}",
+                      f"{row['mrr@10']:.4f}", str(row["queries"]), f"{row['seconds']:.1f}")
+    out.print(table)

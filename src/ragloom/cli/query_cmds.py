@@ -1,0 +1,152 @@
+"""``ragloom ask`` and ``ragloom search``: answers with sources, and retrieval alone."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ragloom.cli.common import (
+    DbOption,
+    EmbedderOption,
+    FilterOption,
+    JsonOption,
+    console,
+    open_knowledge_base,
+    out,
+    parse_filter_option,
+    print_json,
+    reported_errors,
+)
+from ragloom.errors import KnowledgeBaseNotFoundError
+from ragloom.registry import DEFAULT_MODEL
+from ragloom.retrieval.options import SearchOptions
+from ragloom.types import QueryMatch
+
+ModeOption = Annotated[str, typer.Option("--mode", help="vector, keyword or hybrid.")]
+TopKOption = Annotated[int, typer.Option("--top-k", min=1, help="How many passages to return.")]
+ThresholdOption = Annotated[
+    float | None,
+    typer.Option("--score-threshold", min=0.0, max=1.0,
+                 help="Drop matches scoring below this (scores are in [0, 1]).",
+                 show_default=False),
+]
+
+
+def _require_content(knowledge_base: Any) -> None:
+    if knowledge_base.store.count() == 0:
+        raise KnowledgeBaseNotFoundError(
+            f"knowledge base {knowledge_base.name!r} is empty; add documents with: "
+            f"ragloom ingest PATH --kb {knowledge_base.name}"
+        )
+
+
+def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in ("#", "score", "source", "chunk") + (("kb",) if show_kb else ()):
+        table.add_column(column, overflow="fold")
+    for number, match in enumerate(matches, 1):
+        chunk = match.chunk
+        where = chunk.source or chunk.document_id
+        page = f" p.{chunk.page}" if chunk.page is not None else ""
+        row = [str(number), f"{match.score:.3f}", where + page, str(chunk.index)]
+        table.add_row(*row, *((match.knowledge_base,) if show_kb else ()))
+    out.print(table)
+
+
+def ask_command(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    db: DbOption = None,
+    kb: Annotated[str, typer.Option("--kb", help="Knowledge base name.")] = "default",
+    embedder: EmbedderOption = None,
+    llm: Annotated[str, typer.Option(
+        "--llm", help="Language model as provider:model, or none for retrieval only.")] = DEFAULT_MODEL,
+    mode: ModeOption = "hybrid",
+    top_k: TopKOption = 4,
+    score_threshold: ThresholdOption = None,
+    filter_json: FilterOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="Show passages and token usage.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Answer a question from the knowledge base, citing numbered sources."""
+    from ragloom.rag import NaiveRag
+    from ragloom.registry import make_model
+
+    with reported_errors():
+        knowledge_base = open_knowledge_base(db, kb, embedder, create=False)
+        _require_content(knowledge_base)
+        filters = parse_filter_option(filter_json, knowledge_base.store)
+        options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
+                                score_threshold=score_threshold, filters=filters)
+        model = make_model(llm)
+        rag = NaiveRag(knowledge_base, model, search=options)
+        answer = rag.query(question)
+        if json_output:
+            print_json(answer.to_dict())
+            return
+        if answer.notice:
+            console.print(f"[yellow]note:[/] {answer.notice}")
+        if answer.answer:
+            out.print(answer.answer, markup=False)
+            out.print()
+        out.print("[bold]Sources[/]")
+        _print_sources(answer.sources)
+        if verbose:
+            for number, match in enumerate(answer.sources, 1):
+                out.print(f"\n[bold][{number}][/] {match.chunk.text}", markup=True)
+            usage = answer.usage
+            out.print(f"\nretrieval {answer.retrieval_seconds * 1000:.0f} ms; model "
+                      f"{usage.input_tokens} tokens in, {usage.output_tokens} out, "
+                      f"{usage.latency_s:.1f} s")
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    db: DbOption = None,
+    kb: Annotated[list[str], typer.Option(
+        "--kb", help="Knowledge base name; repeat to search several.")] = ["default"],  # noqa: B006
+    embedder: EmbedderOption = None,
+    mode: ModeOption = "hybrid",
+    ranker: Annotated[str, typer.Option("--ranker", help="rrf or weighted.")] = "rrf",
+    alpha: Annotated[float, typer.Option(
+        "--alpha", min=0.0, max=1.0, help="Weighted ranker: 0 keyword only, 1 vector only.")] = 0.5,
+    top_k: TopKOption = 5,
+    score_threshold: ThresholdOption = None,
+    filter_json: FilterOption = None,
+    documents: Annotated[bool, typer.Option(
+        "--documents", help="Rank whole documents by their best chunk.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Retrieve passages without asking a language model."""
+    with reported_errors():
+        bases = [open_knowledge_base(db, name, embedder, create=False) for name in kb]
+        for base in bases:
+            _require_content(base)
+        filters = parse_filter_option(filter_json, bases[0].store)
+        options = SearchOptions(mode=mode, ranker=ranker, alpha=alpha,  # type: ignore[arg-type]
+                                top_k=top_k, score_threshold=score_threshold, filters=filters)
+        if documents:
+            options = options.with_(top_k=max(top_k * 10, 100))
+        if len(bases) == 1:
+            result = bases[0].search(query, options)
+        else:
+            from ragloom.retrieval.multi import search_many
+
+            result = search_many([(b.name, b.store, b.embedder) for b in bases], query, options)
+        matches = list(result.matches)
+        if documents:
+            from ragloom.evaluation.documents import documents_from_matches
+
+            matches = documents_from_matches(matches, top_k)
+        if json_output:
+            print_json({"query": query, "degraded": result.degraded, "notice": result.notice,
+                        "matches": [m.to_dict() for m in matches]})
+            return
+        if result.notice:
+            console.print(f"[yellow]note:[/] {result.notice}")
+        if not matches:
+            out.print("no matches")
+            return
+        _print_sources(matches, show_kb=len(bases) > 1)

@@ -1,0 +1,39 @@
+"""``ragloom status``: the knowledge bases in a database and what they hold."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ragloom.cli.common import DbOption, JsonOption, out, print_json, reported_errors, resolve_db
+
+
+def status_command(db: DbOption = None, json_output: JsonOption = False) -> None:
+    """List knowledge bases with their document and chunk counts and models."""
+    from ragloom.stores.sqlite import SqliteVectorStore
+
+    with reported_errors():
+        path = resolve_db(db)
+        if not path.exists():
+            if json_output:
+                print_json({"db": str(path), "exists": False, "knowledge_bases": []})
+            else:
+                out.print(f"no database at {path} yet; create one with: ragloom ingest PATH")
+            return
+        store = SqliteVectorStore(path)
+        collections = store.list_collections()
+        size = path.stat().st_size
+        rows = [{"name": c.name, "documents": c.document_count, "chunks": c.chunk_count,
+                 "embedder": c.embedder, "dimension": c.dimension} for c in collections]
+        store.close()
+        if json_output:
+            print_json({"db": str(path), "exists": True, "size_bytes": size,
+                        "knowledge_bases": rows})
+            return
+        out.print(f"database {path} ({size / 1e6:.1f} MB)")
+        table = Table(show_header=True, header_style="bold")
+        for column in ("knowledge base", "documents", "chunks", "embedder", "dimension"):
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*(str(row[k]) for k in ("name", "documents", "chunks", "embedder",
+                                                  "dimension")))
+        out.print(table)

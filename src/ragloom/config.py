@@ -1,0 +1,274 @@
+"""Settings for the CLI and the server edge: ``ragloom.toml``, environment, flags.
+
+The library itself takes collaborators as arguments; only the edges resolve
+settings, with this precedence (highest first)::
+
+    explicit overrides (CLI flags) > environment > ./ragloom.toml
+        > ~/.config/ragloom/ragloom.toml > defaults
+
+A ``ragloom.toml``::
+
+    db = ".ragloom"
+    knowledge_base = "default"
+    embedder = "openai:text-embedding-3-small"
+    llm = "openai:gpt-4o-mini"
+    fallback_llm = "ollama:llama3.2"
+
+    [providers.openai]
+    base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
+    timeout = 30                            # seconds
+    max_retries = 3
+    requests_per_minute = 500
+    tokens_per_minute = 200000
+
+Environment: ``RAGLOOM_DB``, ``RAGLOOM_KB``, ``RAGLOOM_EMBEDDER``, ``RAGLOOM_LLM``,
+``RAGLOOM_FALLBACK_LLM``, and the base URLs ``OPENAI_BASE_URL``,
+``ANTHROPIC_BASE_URL``, ``OLLAMA_HOST``, ``GEMINI_BASE_URL``. Secrets (API keys)
+live only in the environment: a toml key that looks like one is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ragloom.errors import ConfigurationError
+from ragloom.protocols import EmbeddingProvider, ModelProvider
+from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model, split_name
+
+PROJECT_FILE = "ragloom.toml"
+REMOTE_PROVIDERS = frozenset({"openai", "anthropic", "ollama", "gemini"})
+DEFAULT_MAX_RETRIES = 3
+
+ENV_SETTINGS = {
+    "RAGLOOM_DB": "db",
+    "RAGLOOM_KB": "knowledge_base",
+    "RAGLOOM_EMBEDDER": "embedder",
+    "RAGLOOM_LLM": "llm",
+    "RAGLOOM_FALLBACK_LLM": "fallback_llm",
+}
+ENV_BASE_URLS = {
+    "OPENAI_BASE_URL": "openai",
+    "ANTHROPIC_BASE_URL": "anthropic",
+    "OLLAMA_HOST": "ollama",
+    "GEMINI_BASE_URL": "gemini",
+}
+_SECRET = re.compile(r"(api[_-]?key|secret|password|passwd|credential|(^|[_-])token$)",
+                     re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """Connection settings for one provider (``openai``, ``ollama``, ...)."""
+
+    base_url: str | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+    def client_options(self) -> dict[str, Any]:
+        """The options the provider factories take (only those that are set)."""
+        options: dict[str, Any] = {}
+        if self.base_url:
+            options["base_url"] = self.base_url
+        if self.timeout is not None:
+            options["timeout"] = float(self.timeout)
+        return options
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings; build one with :func:`load_settings`."""
+
+    db: str = ".ragloom"
+    knowledge_base: str = "default"
+    embedder: str = DEFAULT_EMBEDDER
+    llm: str = DEFAULT_MODEL
+    fallback_llm: str | None = None
+    providers: Mapping[str, ProviderOptions] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    def provider(self, name: str) -> ProviderOptions:
+        return self.providers.get(name, ProviderOptions())
+
+
+_TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers"}
+_PROVIDER_KEYS = {f.name for f in fields(ProviderOptions)}
+
+
+def _refuse_secrets(data: Mapping[str, Any], where: str, path: str = "") -> None:
+    for key, value in data.items():
+        dotted = f"{path}{key}"
+        if _SECRET.search(key):
+            raise ConfigurationError(
+                f"{where}: the key {dotted!r} looks like a secret; put secrets in the "
+                "environment (e.g. OPENAI_API_KEY), never in ragloom.toml")
+        if isinstance(value, Mapping):
+            _refuse_secrets(value, where, dotted + ".")
+
+
+def _validate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    _refuse_secrets(data, where)
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown setting(s) {sorted(unknown)}; "
+                                 f"known: {sorted(_TOP_KEYS)}")
+    providers = data.get("providers", {})
+    if not isinstance(providers, Mapping):
+        raise ConfigurationError(f"{where}: [providers] must be a table of tables")
+    for name, options in providers.items():
+        if not isinstance(options, Mapping):
+            raise ConfigurationError(f"{where}: [providers.{name}] must be a table")
+        bad = set(options) - _PROVIDER_KEYS
+        if bad:
+            raise ConfigurationError(f"{where}: unknown option(s) {sorted(bad)} in "
+                                     f"[providers.{name}]; known: {sorted(_PROVIDER_KEYS)}")
+    return dict(data)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """One settings file, validated; an absent file is empty."""
+    if not path.is_file():
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            return {}
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+    return _validate(data, str(path))
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {key: env[var] for var, key in ENV_SETTINGS.items() if env.get(var)}
+    providers = {name: {"base_url": env[var]} for var, name in ENV_BASE_URLS.items()
+                 if env.get(var)}
+    if providers:
+        layer["providers"] = providers
+    return layer
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if value is None:
+            continue
+        if key == "providers":
+            providers = {name: dict(opts) for name, opts in merged.get("providers", {}).items()}
+            for name, opts in value.items():
+                providers.setdefault(name, {}).update(
+                    {k: v for k, v in opts.items() if v is not None})
+            merged["providers"] = providers
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    user_config: str | Path | None = None,
+) -> Settings:
+    """Resolve settings: ``overrides`` (CLI flags; ``None`` values are ignored) >
+    environment > ``<cwd>/ragloom.toml`` > the user file > defaults.
+
+    ``env``, ``cwd`` and ``user_config`` default to the process environment, the
+    current directory and ``~/.config/ragloom/ragloom.toml``.
+    """
+    env = os.environ if env is None else env
+    project = Path(cwd or Path.cwd()) / PROJECT_FILE
+    user = (Path(user_config) if user_config is not None
+            else Path.home() / ".config" / "ragloom" / PROJECT_FILE)
+    merged: dict[str, Any] = {}
+    sources: list[str] = []
+    for path in (user, project):
+        layer = read_toml(path)
+        if layer:
+            sources.append(str(path))
+        merged = _merge(merged, layer)
+    merged = _merge(merged, _env_layer(env))
+    if overrides:
+        merged = _merge(merged, _validate(
+            {k: v for k, v in overrides.items() if v is not None}, "overrides"))
+    providers = {}
+    for name, options in merged.pop("providers", {}).items():
+        try:
+            providers[name] = ProviderOptions(**options)
+        except TypeError as exc:
+            raise ConfigurationError(f"[providers.{name}]: {exc}") from exc
+    return Settings(**merged, providers=providers, sources=tuple(sources))
+
+
+def _options(settings: Settings, name: str, kind: str) -> tuple[str, ProviderOptions]:
+    provider, _ = split_name(name, kind)
+    return provider, settings.provider(provider)
+
+
+def _wrap(
+    provider_obj: Any, provider: str, options: ProviderOptions, sleep: Callable[[float], None]
+) -> Any:
+    from ragloom.resilience import RateLimited, Retrying
+
+    wrapped = provider_obj
+    if options.requests_per_minute or options.tokens_per_minute:
+        wrapped = RateLimited(wrapped, requests_per_minute=options.requests_per_minute,
+                              tokens_per_minute=options.tokens_per_minute, sleep=sleep)
+    if provider in REMOTE_PROVIDERS:
+        retries = DEFAULT_MAX_RETRIES if options.max_retries is None else options.max_retries
+        if retries > 0:
+            wrapped = Retrying(wrapped, max_attempts=retries + 1, sleep=sleep)
+    return wrapped
+
+
+def build_model(settings: Settings, *, sleep: Callable[[float], None] = time.sleep
+                ) -> ModelProvider | None:
+    """The chat model the settings name (``None`` for ``llm = "none"``).
+
+    Remote providers get their ``[providers.X]`` options (base_url, timeout), a
+    client-side rate limit when ``requests_per_minute`` / ``tokens_per_minute`` are
+    set, and :func:`~ragloom.resilience.Retrying` (``max_retries``, default 3).
+    With ``fallback_llm`` the result is a :class:`~ragloom.resilience.FallbackChain`
+    that answers from the fallback when the first model fails. Loads nothing yet.
+    """
+    from ragloom.resilience import FallbackChain
+
+    chain: list[ModelProvider] = []
+    for name in (settings.llm, settings.fallback_llm):
+        if not name:
+            continue
+        if name.strip().lower() == "none":
+            if name is settings.llm:
+                return None
+            continue
+        provider, options = _options(settings, name, "language model")
+        model = make_model(name, **options.client_options())
+        assert model is not None
+        chain.append(_wrap(model, provider, options, sleep))
+    if len(chain) == 1:
+        return chain[0]
+    return FallbackChain(chain)
+
+
+def build_embedder(settings: Settings, *, sleep: Callable[[float], None] = time.sleep
+                   ) -> EmbeddingProvider:
+    """The embedder the settings name, with the provider's options, rate limit and
+    retries as in :func:`build_model`. Loads nothing yet."""
+    provider, options = _options(settings, settings.embedder, "embedder")
+    embedder = make_embedder(settings.embedder, **options.client_options())
+    wrapped: EmbeddingProvider = _wrap(embedder, provider, options, sleep)
+    return wrapped

@@ -1,0 +1,232 @@
+"""Chat through Anthropic's Messages API (``anthropic:`` names).
+
+The key comes only from ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` or the
+``base_url`` option points at a proxy or gateway. Needs the ``anthropic`` extra.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
+
+from ragloom.errors import AuthenticationError, ProviderError
+from ragloom.models._http import (
+    DEFAULT_TIMEOUT,
+    bad_response,
+    elapsed,
+    env_value,
+    parse_arguments,
+    require,
+    sdk_error,
+)
+from ragloom.protocols import as_messages
+from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+DEFAULT_MAX_TOKENS = 1024
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description,
+            "input_schema": dict(tool.parameters)}
+
+
+def split_messages(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the conversation in Anthropic's shape.
+
+    Tool results travel as ``tool_result`` blocks in a user turn; consecutive turns
+    of one role are merged because the API wants user and assistant to alternate.
+    """
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        blocks: list[dict[str, Any]]
+        if message.role == "tool":
+            role = "user"
+            blocks = [{"type": "tool_result", "tool_use_id": message.tool_call_id or "",
+                       "content": message.content}]
+        else:
+            role = message.role
+            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                       for c in message.tool_calls]
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return system, turns
+
+
+class AnthropicChatModel:
+    """A Claude model through the Messages API."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        provider: str = "anthropic",
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url or env_value([BASE_URL_ENV])
+        self.timeout = float(timeout)
+        self.max_tokens = max_tokens
+        self._client: Any = None
+        self._key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"AnthropicChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def _sdk(self) -> Any:
+        return require("anthropic", package="anthropic", extra="anthropic", purpose=self.name)
+
+    def client(self) -> Any:
+        if self._client is None:
+            key = env_value([KEY_ENV])
+            if key is None:
+                raise AuthenticationError(f"no API key: set {KEY_ENV}",
+                                          provider=self.provider, model=self.model)
+            self._key = key
+            # Retries belong to ragloom.resilience, so the SDK must not retry on its own.
+            self._client = self._sdk().Anthropic(api_key=key, base_url=self.base_url,
+                                                 timeout=self.timeout, max_retries=0)
+        return self._client
+
+    def error(self, exc: Exception) -> ProviderError | None:
+        sdk = self._sdk()
+        status = headers = None
+        detail = ""
+        if isinstance(exc, sdk.APIStatusError):
+            status, headers, detail = exc.status_code, exc.response.headers, exc.message
+        return sdk_error(exc, provider=self.provider, model=self.model, timeout=self.timeout,
+                         status=status, headers=headers, detail=detail, key_env=KEY_ENV,
+                         secret=self._key)
+
+    def _request(
+        self,
+        messages: str | Sequence[ChatMessage],
+        tools: Sequence[Tool],
+        stop: Sequence[str] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        system, turns = split_messages(as_messages(messages))
+        request: dict[str, Any] = {"model": self.model, "messages": turns,
+                                   "max_tokens": max_tokens or self.max_tokens}
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = [tool_schema(t) for t in tools]
+        if stop:
+            request["stop_sequences"] = list(stop)
+        if temperature is not None:
+            # Recent SDKs dropped the typed argument; the API still reads the field.
+            request["extra_body"] = {"temperature": temperature}
+        return request
+
+    def _raise(self, exc: Exception) -> NoReturn:
+        mapped = self.error(exc)
+        if mapped is None:
+            raise exc
+        raise mapped from exc
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        client = self.client()
+        try:
+            message = client.messages.create(**request)
+        except Exception as exc:
+            self._raise(exc)
+        try:
+            text = "".join(b.text for b in message.content if b.type == "text")
+            calls = tuple(
+                ToolCall(id=b.id, name=b.name, arguments=parse_arguments(
+                    b.input, provider=self.provider, model=self.model))
+                for b in message.content if b.type == "tool_use")
+            usage = Usage(input_tokens=int(message.usage.input_tokens or 0),
+                          output_tokens=int(message.usage.output_tokens or 0),
+                          latency_s=elapsed(started))
+            finish = str(message.stop_reason or "stop")
+        except (AttributeError, TypeError) as exc:
+            raise bad_response(f"no content in {str(message)[:200]!r}",
+                               provider=self.provider, model=self.model) from exc
+        return ChatResponse(message=ChatMessage.assistant(text, calls), usage=usage,
+                            model=self.name, finish_reason=finish)
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        request["stream"] = True
+        started = time.perf_counter()
+        client = self.client()
+        text: list[str] = []
+        blocks: dict[int, dict[str, str]] = {}
+        input_tokens = output_tokens = 0
+        finish = "stop"
+        ended = False
+        try:
+            for event in client.messages.create(**request):
+                kind = event.type
+                if kind == "message_start":
+                    input_tokens = int(event.message.usage.input_tokens or 0)
+                elif kind == "content_block_start" and event.content_block.type == "tool_use":
+                    blocks[event.index] = {"id": event.content_block.id,
+                                           "name": event.content_block.name, "json": ""}
+                elif kind == "content_block_delta":
+                    if event.delta.type == "text_delta":
+                        text.append(event.delta.text)
+                        yield ChatDelta(text=event.delta.text)
+                    elif event.delta.type == "input_json_delta":
+                        blocks[event.index]["json"] += event.delta.partial_json
+                elif kind == "message_delta":
+                    finish = str(event.delta.stop_reason or finish)
+                    output_tokens = int(event.usage.output_tokens or 0)
+                elif kind == "message_stop":
+                    ended = True
+        except Exception as exc:
+            self._raise(exc)
+        if not ended:
+            raise bad_response("the stream ended before message_stop",
+                               provider=self.provider, model=self.model)
+        calls = tuple(
+            ToolCall(id=b["id"], name=b["name"], arguments=parse_arguments(
+                b["json"] or "{}", provider=self.provider, model=self.model))
+            for _, b in sorted(blocks.items()))
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens,
+                      latency_s=elapsed(started))
+        yield ChatDelta(response=ChatResponse(
+            message=ChatMessage.assistant("".join(text), calls), usage=usage,
+            model=self.name, finish_reason=finish))
+
+
+def create_model(model: str, *, provider: str = "anthropic", **options: Any) -> AnthropicChatModel:
+    """Registry entry: ``anthropic:claude-...``; options ``base_url``, ``timeout``,
+    ``max_tokens`` (the API requires one; default 1024)."""
+    return AnthropicChatModel(model, provider=provider, **options)

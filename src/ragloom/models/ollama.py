@@ -1,0 +1,214 @@
+"""Chat with a model served by Ollama (``ollama:`` names).
+
+The server comes from the ``host`` option or ``OLLAMA_HOST`` (default
+``http://127.0.0.1:11434``); no key is needed. Needs the ``ollama`` extra.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
+
+from ragloom.errors import ProviderError
+from ragloom.models._http import (
+    DEFAULT_TIMEOUT,
+    bad_response,
+    elapsed,
+    env_value,
+    parse_arguments,
+    require,
+    sdk_error,
+)
+from ragloom.protocols import as_messages
+from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+
+HOST_ENV = "OLLAMA_HOST"
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+def resolve_host(host: str | None) -> str:
+    return host or env_value([HOST_ENV]) or DEFAULT_HOST
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": tool.name, "description": tool.description,
+                                             "parameters": dict(tool.parameters)}}
+
+
+def message_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Ollama names tool results by function name, not by call id, so look the name up."""
+    names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        data: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.tool_calls:
+            names.update({c.id: c.name for c in message.tool_calls})
+            data["tool_calls"] = [{"function": {"name": c.name, "arguments": dict(c.arguments)}}
+                                  for c in message.tool_calls]
+        if message.role == "tool":
+            data["tool_name"] = message.name or names.get(message.tool_call_id or "", "")
+        out.append(data)
+    return out
+
+
+class OllamaClientMixin:
+    """Client creation and error mapping shared by the chat model and the embedder."""
+
+    model: str
+    provider: str
+    host: str
+    timeout: float
+    _client: Any
+
+    def _sdk(self) -> Any:
+        return require("ollama", package="ollama", extra="ollama",
+                       purpose=f"{self.provider}:{self.model}")
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._sdk().Client(host=self.host, timeout=self.timeout)
+        return self._client
+
+    def error(self, exc: Exception) -> ProviderError | None:
+        sdk = self._sdk()
+        where: dict[str, Any] = {"provider": self.provider, "model": self.model}
+        if isinstance(exc, sdk.ResponseError):
+            status = int(getattr(exc, "status_code", -1) or -1)
+            if status < 100:
+                return bad_response(str(exc.error), **where)
+            return sdk_error(exc, timeout=self.timeout, status=status, detail=str(exc.error),
+                             **where)
+        return sdk_error(exc, timeout=self.timeout, **where)
+
+    def _raise(self, exc: Exception) -> NoReturn:
+        mapped = self.error(exc)
+        if mapped is None:
+            raise exc
+        raise mapped from exc
+
+
+class OllamaChatModel(OllamaClientMixin):
+    """A chat model on an Ollama server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        provider: str = "ollama",
+        keep_alive: str | None = None,
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.host = resolve_host(host or base_url)
+        self.timeout = float(timeout)
+        self.keep_alive = keep_alive
+        self._client = None
+
+    def __repr__(self) -> str:
+        return f"OllamaChatModel(model={self.model!r}, host={self.host!r})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def _request(
+        self,
+        messages: str | Sequence[ChatMessage],
+        tools: Sequence[Tool],
+        stop: Sequence[str] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if stop:
+            options["stop"] = list(stop)
+        if temperature is not None:
+            options["temperature"] = temperature
+        if max_tokens is not None:
+            options["num_predict"] = max_tokens
+        request: dict[str, Any] = {"model": self.model,
+                                   "messages": message_dicts(as_messages(messages))}
+        if tools:
+            request["tools"] = [tool_schema(t) for t in tools]
+        if options:
+            request["options"] = options
+        if self.keep_alive is not None:
+            request["keep_alive"] = self.keep_alive
+        return request
+
+    def _calls(self, message: Any, start: int = 0) -> list[ToolCall]:
+        return [
+            ToolCall(id=str(getattr(call, "id", None) or f"call_{start + i}"),
+                     name=call.function.name,
+                     arguments=parse_arguments(call.function.arguments,
+                                               provider=self.provider, model=self.model))
+            for i, call in enumerate(getattr(message, "tool_calls", None) or ())
+        ]
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        try:
+            reply = self.client().chat(**request)
+        except Exception as exc:
+            self._raise(exc)
+        if getattr(reply, "message", None) is None:
+            raise bad_response("no message in the answer", provider=self.provider,
+                               model=self.model)
+        usage = Usage(input_tokens=int(reply.prompt_eval_count or 0),
+                      output_tokens=int(reply.eval_count or 0), latency_s=elapsed(started))
+        return ChatResponse(
+            message=ChatMessage.assistant(reply.message.content or "",
+                                          self._calls(reply.message)),
+            usage=usage, model=self.name, finish_reason=str(reply.done_reason or "stop"))
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        last: Any = None
+        try:
+            for part in self.client().chat(stream=True, **request):
+                last = part
+                message = part.message
+                if message is not None:
+                    calls += self._calls(message, len(calls))
+                    if message.content:
+                        text.append(message.content)
+                        yield ChatDelta(text=message.content)
+        except Exception as exc:
+            self._raise(exc)
+        if last is None or not last.done:
+            raise bad_response("the stream ended before a part with done=true",
+                               provider=self.provider, model=self.model)
+        usage = Usage(input_tokens=int(last.prompt_eval_count or 0),
+                      output_tokens=int(last.eval_count or 0), latency_s=elapsed(started))
+        yield ChatDelta(response=ChatResponse(
+            message=ChatMessage.assistant("".join(text), calls), usage=usage,
+            model=self.name, finish_reason=str(last.done_reason or "stop")))
+
+
+def create_model(model: str, *, provider: str = "ollama", **options: Any) -> OllamaChatModel:
+    """Registry entry: ``ollama:llama3.2``; options ``host`` (or ``base_url``), ``timeout``."""
+    return OllamaChatModel(model, provider=provider, **options)

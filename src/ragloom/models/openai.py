@@ -1,0 +1,244 @@
+"""Chat through the OpenAI API or any OpenAI-compatible server (``openai:`` names).
+
+vLLM, llama.cpp's server, LM Studio, Groq and others speak the same
+``/v1/chat/completions`` protocol: point ``base_url`` (or ``OPENAI_BASE_URL``) at
+them. The key comes only from ``OPENAI_API_KEY``; a server given by base URL may
+need none. Needs the ``openai`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ragloom.errors import AuthenticationError, ProviderError
+from ragloom.models._http import (
+    DEFAULT_TIMEOUT,
+    PLACEHOLDER_KEY,
+    bad_response,
+    elapsed,
+    env_value,
+    parse_arguments,
+    require,
+    sdk_error,
+)
+from ragloom.protocols import as_messages
+from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+
+KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": tool.name, "description": tool.description,
+                                             "parameters": dict(tool.parameters)}}
+
+
+def message_dict(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "",
+                "content": message.content}
+    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name:
+        data["name"] = message.name
+    if message.tool_calls:
+        data["content"] = message.content or None
+        data["tool_calls"] = [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))}}
+            for call in message.tool_calls
+        ]
+    return data
+
+
+class OpenAIChatModel:
+    """A chat model served by the OpenAI API or an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        provider: str = "openai",
+        stream_usage: bool = True,
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url or env_value([BASE_URL_ENV])
+        self.timeout = float(timeout)
+        # Some compatible servers reject stream_options; let users turn it off.
+        self.stream_usage = stream_usage
+        self._client: Any = None
+        self._key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _sdk(self) -> Any:
+        return require("openai", package="openai", extra="openai", purpose=self.name)
+
+    def client(self) -> Any:
+        if self._client is None:
+            key = env_value([KEY_ENV])
+            if key is None:
+                if not self.base_url:
+                    raise AuthenticationError(
+                        f"no API key: set {KEY_ENV}, or set a base_url for a server that "
+                        "needs none", provider=self.provider, model=self.model)
+                key = PLACEHOLDER_KEY
+            self._key = key
+            # Retries belong to ragloom.resilience, so the SDK must not retry on its own.
+            self._client = self._sdk().OpenAI(api_key=key, base_url=self.base_url,
+                                              timeout=self.timeout, max_retries=0)
+        return self._client
+
+    def error(self, exc: Exception) -> ProviderError | None:
+        sdk = self._sdk()
+        status = headers = None
+        detail = ""
+        if isinstance(exc, sdk.APIStatusError):
+            status, headers, detail = exc.status_code, exc.response.headers, exc.message
+        return sdk_error(exc, provider=self.provider, model=self.model, timeout=self.timeout,
+                         status=status, headers=headers, detail=detail, key_env=KEY_ENV,
+                         secret=self._key)
+
+    def _request(
+        self,
+        messages: str | Sequence[ChatMessage],
+        tools: Sequence[Tool],
+        stop: Sequence[str] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message_dict(m) for m in as_messages(messages)],
+        }
+        if tools:
+            request["tools"] = [tool_schema(t) for t in tools]
+        if stop:
+            request["stop"] = list(stop)
+        if temperature is not None:
+            request["temperature"] = temperature
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        return request
+
+    # ------------------------------------------------------------------ protocol
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        client = self.client()
+        try:
+            completion = client.chat.completions.create(**request)
+        except Exception as exc:
+            mapped = self.error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        return self._response(completion, elapsed(started))
+
+    def _response(self, completion: Any, latency: float) -> ChatResponse:
+        try:
+            choice = completion.choices[0]
+            message = choice.message
+            calls = tuple(
+                ToolCall(id=call.id, name=call.function.name,
+                         arguments=parse_arguments(call.function.arguments,
+                                                   provider=self.provider, model=self.model))
+                for call in (message.tool_calls or ())
+            )
+            usage = completion.usage
+            return ChatResponse(
+                message=ChatMessage.assistant(message.content or "", calls),
+                usage=Usage(input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                            latency_s=latency),
+                model=self.name,
+                finish_reason=choice.finish_reason or "stop",
+            )
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise bad_response(f"no choices in {str(completion)[:200]!r}",
+                               provider=self.provider, model=self.model) from exc
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        request["stream"] = True
+        if self.stream_usage:
+            request["stream_options"] = {"include_usage": True}
+        started = time.perf_counter()
+        client = self.client()
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        usage = Usage()
+        finish = "stop"
+        received = 0
+        try:
+            for chunk in client.chat.completions.create(**request):
+                received += 1
+                if getattr(chunk, "usage", None) is not None:
+                    usage = Usage(input_tokens=int(chunk.usage.prompt_tokens or 0),
+                                  output_tokens=int(chunk.usage.completion_tokens or 0))
+                for choice in chunk.choices or ():
+                    delta = choice.delta
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                    for call in getattr(delta, "tool_calls", None) or ():
+                        slot = calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
+                        slot["id"] = call.id or slot["id"]
+                        if call.function is not None:
+                            slot["name"] += call.function.name or ""
+                            slot["args"] += call.function.arguments or ""
+                    if delta.content:
+                        text.append(delta.content)
+                        yield ChatDelta(text=delta.content)
+        except Exception as exc:
+            mapped = self.error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        if not received:
+            raise bad_response("the stream ended without a single event",
+                               provider=self.provider, model=self.model)
+        tool_calls = tuple(
+            ToolCall(id=slot["id"], name=slot["name"],
+                     arguments=parse_arguments(slot["args"], provider=self.provider,
+                                               model=self.model))
+            for _, slot in sorted(calls.items())
+        )
+        usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                      latency_s=elapsed(started))
+        yield ChatDelta(response=ChatResponse(
+            message=ChatMessage.assistant("".join(text), tool_calls), usage=usage,
+            model=self.name, finish_reason=finish))
+
+
+def create_model(model: str, *, provider: str = "openai", **options: Any) -> OpenAIChatModel:
+    """Registry entry: ``openai:gpt-4o-mini``; options ``base_url``, ``timeout``."""
+    return OpenAIChatModel(model, provider=provider, **options)

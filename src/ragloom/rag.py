@@ -1,0 +1,172 @@
+"""NaiveRag: retrieve, build a numbered context, ask the model, return answer and sources."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragloom.filters import MetadataFilters
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.protocols import ModelProvider, TokenCounter
+from ragloom.retrieval.options import SearchOptions
+from ragloom.types import (
+    ChatMessage,
+    Document,
+    Prompt,
+    QueryMatch,
+    TextChunk,
+    Usage,
+)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the question using only the numbered context "
+    "passages. Cite the passages you used by their number, like [1]. If the context does "
+    "not contain the answer, say that you don't know."
+)
+DEFAULT_PROMPT = Prompt("Context:\n{context}\n\nQuestion: {question}")
+DEFAULT_CHUNK_TEMPLATE = "[{number}] {text}"
+NO_CONTEXT_ANSWER = "I could not find anything about that in the knowledge base."
+
+
+def _words(text: str) -> int:
+    return max(1, len(text.split()) * 4 // 3)
+
+
+def augment_user_query(
+    context: Sequence[QueryMatch | TextChunk],
+    question: str,
+    *,
+    prompt: Prompt = DEFAULT_PROMPT,
+    chunk_template: str = DEFAULT_CHUNK_TEMPLATE,
+    metadata_keys: Sequence[str] = (),
+    max_tokens_in_context: int | None = None,
+    token_counter: TokenCounter | None = None,
+) -> str:
+    """The user message: numbered passages, then the question.
+
+    ``chunk_template`` may use ``{number}``, ``{text}``, ``{source}`` and any key named
+    in ``metadata_keys`` (missing keys render empty). Passages past
+    ``max_tokens_in_context`` are left out whole, never cut mid-passage.
+    """
+    count: Callable[[str], int] = token_counter.count_tokens if token_counter else _words
+    blocks: list[str] = []
+    used = 0
+    for number, item in enumerate(context, start=1):
+        chunk = item.chunk if isinstance(item, QueryMatch) else item
+        values: dict[str, Any] = {key: chunk.metadata.get(key, "") for key in metadata_keys}
+        values.update(number=number, text=chunk.text.strip(), source=chunk.source)
+        block = chunk_template.format(**values)
+        cost = count(block)
+        if max_tokens_in_context is not None and used + cost > max_tokens_in_context and blocks:
+            break
+        blocks.append(block)
+        used += cost
+    return prompt.render(context="\n\n".join(blocks), question=question.strip())
+
+
+@dataclass(frozen=True, kw_only=True)
+class RagAnswer:
+    """An answer with the passages it was given, numbered as in the prompt."""
+
+    question: str
+    answer: str
+    sources: list[QueryMatch] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    degraded: bool = False
+    notice: str = ""
+    retrieval_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "sources": [dict(number=n, **m.to_dict()) for n, m in enumerate(self.sources, 1)],
+            "usage": {"input_tokens": self.usage.input_tokens,
+                      "output_tokens": self.usage.output_tokens,
+                      "latency_s": round(self.usage.latency_s, 3),
+                      "retrieval_s": round(self.retrieval_seconds, 3)},
+            "degraded": self.degraded,
+            "notice": self.notice,
+        }
+
+
+class NaiveRag:
+    """``NaiveRag(knowledge_base, model)``: retrieve then generate.
+
+    With ``model=None`` it only retrieves (``answer`` is empty). With no passage
+    found it says so instead of letting the model guess.
+    """
+
+    def __init__(
+        self,
+        knowledge_base: VectorKnowledgeBase,
+        model: ModelProvider | None,
+        *,
+        prompt: Prompt = DEFAULT_PROMPT,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        search: SearchOptions | None = None,
+        max_tokens_in_context: int | None = 1500,
+        max_answer_tokens: int = 256,
+    ) -> None:
+        self.knowledge_base = knowledge_base
+        self.model = model
+        self.prompt = prompt
+        self.system_prompt = system_prompt
+        self.search_options = search
+        self.max_tokens_in_context = max_tokens_in_context
+        self.max_answer_tokens = max_answer_tokens
+
+    def ingest(self, documents: Sequence[Document]) -> Any:
+        return self.knowledge_base.ingest(documents)
+
+    def _retrieve(self, question: str, filters: MetadataFilters | None) -> tuple[Any, float]:
+        options = self.search_options or self.knowledge_base.search_options
+        if filters is not None:
+            options = options.with_(filters=filters)
+        started = time.perf_counter()
+        result = self.knowledge_base.search(question, options)
+        return result, time.perf_counter() - started
+
+    def messages(self, question: str, sources: Sequence[QueryMatch]) -> list[ChatMessage]:
+        counter = self.knowledge_base.embedder
+        user = augment_user_query(
+            sources, question, prompt=self.prompt,
+            max_tokens_in_context=self.max_tokens_in_context,
+            token_counter=counter if isinstance(counter, TokenCounter) else None,
+        )
+        return [ChatMessage.system(self.system_prompt), ChatMessage.user(user)]
+
+    def query(self, question: str, filters: MetadataFilters | None = None) -> RagAnswer:
+        result, seconds = self._retrieve(question, filters)
+        base = dict(question=question, sources=list(result.matches), degraded=result.degraded,
+                    notice=result.notice, retrieval_seconds=seconds)
+        if self.model is None:
+            return RagAnswer(answer="", **base)
+        if not result.matches:
+            return RagAnswer(answer=NO_CONTEXT_ANSWER, **base)
+        response = self.model.chat(self.messages(question, result.matches),
+                                   max_tokens=self.max_answer_tokens)
+        return RagAnswer(answer=response.text.strip(), usage=response.usage, **base)
+
+    def stream(
+        self, question: str, filters: MetadataFilters | None = None
+    ) -> Iterator[str | RagAnswer]:
+        """Text deltas of the answer, then the full RagAnswer."""
+        result, seconds = self._retrieve(question, filters)
+        base = dict(question=question, sources=list(result.matches), degraded=result.degraded,
+                    notice=result.notice, retrieval_seconds=seconds)
+        if self.model is None or not result.matches:
+            text = "" if self.model is None else NO_CONTEXT_ANSWER
+            if text:
+                yield text
+            yield RagAnswer(answer=text, **base)
+            return
+        for delta in self.model.stream(self.messages(question, result.matches),
+                                       max_tokens=self.max_answer_tokens):
+            if delta.response is not None:
+                yield RagAnswer(answer=delta.response.text.strip(), usage=delta.response.usage,
+                                **base)
+            elif delta.text:
+                yield delta.text

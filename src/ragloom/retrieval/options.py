@@ -1,0 +1,54 @@
+"""Retrieval options that travel together: library, CLI and server use the same object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
+
+from ragloom.errors import QueryError
+from ragloom.filters import MetadataFilters
+
+SearchMode: TypeAlias = Literal["vector", "keyword", "hybrid"]
+RankerName: TypeAlias = Literal["rrf", "weighted"]
+SEARCH_MODES: tuple[str, ...] = ("vector", "keyword", "hybrid")
+RANKERS: tuple[str, ...] = ("rrf", "weighted")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchOptions:
+    """How to search.
+
+    ``score_threshold`` drops matches whose contract score (in [0, 1]) is below it;
+    ``top_k`` is the most matches returned (``max_chunks`` in the specifications).
+    ``impact_factor`` is RRF's k; ``alpha`` weighs vector (1) against keyword (0)
+    in the weighted ranker.
+    """
+
+    mode: SearchMode = "hybrid"
+    top_k: int = 5
+    score_threshold: float | None = None
+    ranker: RankerName = "rrf"
+    impact_factor: float = 60.0
+    alpha: float = 0.5
+    filters: MetadataFilters | None = None
+    candidates: int = 100
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in SEARCH_MODES:
+            raise QueryError(
+                f"unknown search mode {self.mode!r}; use one of {', '.join(SEARCH_MODES)}"
+            )
+        if self.ranker not in RANKERS:
+            raise QueryError(f"unknown ranker {self.ranker!r}; use one of {', '.join(RANKERS)}")
+        if self.top_k < 1:
+            raise QueryError("top_k must be at least 1")
+        if self.score_threshold is not None and not 0.0 <= self.score_threshold <= 1.0:
+            raise QueryError("score_threshold is a score in [0, 1]")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise QueryError("alpha must be between 0 (keyword only) and 1 (vector only)")
+        if self.impact_factor <= 0:
+            raise QueryError("impact_factor (RRF k) must be positive")
+
+    def with_(self, **changes: Any) -> SearchOptions:
+        return replace(self, **changes)

@@ -1,0 +1,157 @@
+"""One search entry point for every mode: vector, keyword and hybrid.
+
+:func:`search` works with any :class:`~ragloom.protocols.VectorStore`; keyword and
+hybrid modes need a store that is also
+:class:`~ragloom.protocols.KeywordSearchable`. The same ``MetadataFilters`` apply
+in every mode, and every match's ``score`` obeys the score contract (in [0, 1],
+higher is better; see docs/retrieval.md).
+
+When the query embedder fails (a :class:`~ragloom.errors.RagError`, e.g. the
+embedding provider is unreachable) in vector or hybrid mode and the store can
+search keywords, the search falls back to keyword results and says so with
+``degraded=True`` and a ``notice``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragloom.errors import QueryError, RagError
+from ragloom.filters import MetadataFilters
+from ragloom.protocols import EmbeddingProvider, KeywordSearchable, VectorStore
+from ragloom.retrieval.fusion import Normalization, fuse_hybrid
+from ragloom.retrieval.options import SearchOptions
+from ragloom.types import QueryMatch, VectorMatch
+
+#: Longest query accepted, in characters; longer ones are almost surely a mistake.
+MAX_QUERY_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Matches best first; ``degraded`` is set when a fallback answered instead."""
+
+    matches: list[QueryMatch] = field(default_factory=list)
+    degraded: bool = False
+    notice: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matches": [m.to_dict() for m in self.matches], "degraded": self.degraded,
+                "notice": self.notice}
+
+
+def store_name(store: object) -> str:
+    name = getattr(store, "name", "")
+    kind = type(store).__name__
+    return f"{kind} {name!r}" if isinstance(name, str) and name else kind
+
+
+def check_query(query: str) -> str:
+    """The query, or a QueryError saying why it cannot be searched."""
+    if not isinstance(query, str):
+        raise QueryError(f"a search query is text, not {type(query).__name__}")
+    if not query.strip():
+        raise QueryError("the search query is empty; give some words to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"the search query has {len(query):,} characters; the limit is "
+            f"{MAX_QUERY_CHARS:,}. Shorten it or search for its key phrases."
+        )
+    return query
+
+
+def _to_query_matches(
+    matches: list[VectorMatch], knowledge_base: str
+) -> list[QueryMatch]:
+    return [QueryMatch(chunk=m.chunk, score=m.score, raw_score=m.raw_score,
+                       knowledge_base=knowledge_base) for m in matches]
+
+
+def _finish(matches: list[QueryMatch], options: SearchOptions) -> list[QueryMatch]:
+    if options.score_threshold is not None:
+        matches = [m for m in matches if m.score >= options.score_threshold]
+    return matches[: options.top_k]
+
+
+def _keyword(
+    store: VectorStore, query: str, top_k: int, filters: MetadataFilters | None
+) -> list[VectorMatch]:
+    if not isinstance(store, KeywordSearchable):
+        raise QueryError(
+            f"{store_name(store)} has no keyword search; use mode 'vector', or a store "
+            "with keyword support (InMemoryVectorStore, SqliteVectorStore)"
+        )
+    return store.keyword_query(query, top_k=top_k, filters=filters)
+
+
+def normalization_of(options: SearchOptions) -> Normalization:
+    value = options.extra.get("normalization", "minmax")
+    if value not in ("minmax", "zscore", "none"):
+        raise QueryError(f"unknown score normalisation {value!r}; use minmax, zscore or none")
+    return value  # type: ignore[no-any-return]
+
+
+def search(
+    store: VectorStore,
+    embedder: EmbeddingProvider,
+    query: str,
+    options: SearchOptions | None = None,
+    *,
+    knowledge_base: str = "",
+) -> SearchResult:
+    """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...)."""
+    options = options or SearchOptions()
+    query = check_query(query)
+    mode = options.mode
+    filters = options.filters
+    if mode == "keyword":
+        found = _keyword(store, query, options.top_k, filters)
+        return SearchResult(_finish(_to_query_matches(found, knowledge_base), options))
+
+    can_keyword = isinstance(store, KeywordSearchable)
+    try:
+        embedding = embedder.embed_query(query)
+    except RagError as exc:
+        if not can_keyword:
+            raise
+        found = _keyword(store, query, options.top_k, filters)
+        notice = (f"the query could not be embedded ({exc}); these are keyword (BM25) "
+                  f"results instead of {mode} results")
+        return SearchResult(_finish(_to_query_matches(found, knowledge_base), options),
+                            degraded=True, notice=notice)
+
+    if mode == "vector":
+        found = store.query(embedding, top_k=options.top_k, filters=filters)
+        return SearchResult(_finish(_to_query_matches(found, knowledge_base), options))
+
+    depth = max(options.candidates, options.top_k)
+    dense = store.query(embedding, top_k=depth, filters=filters)
+    if not can_keyword:
+        notice = (f"{store_name(store)} has no keyword search; hybrid search ran as "
+                  "vector search")
+        return SearchResult(_finish(_to_query_matches(dense, knowledge_base), options),
+                            degraded=True, notice=notice)
+    sparse = _keyword(store, query, depth, filters)
+    return SearchResult(_finish(fuse_matches(dense, sparse, options, knowledge_base), options))
+
+
+def fuse_matches(
+    dense: list[VectorMatch],
+    sparse: list[VectorMatch],
+    options: SearchOptions,
+    knowledge_base: str = "",
+) -> list[QueryMatch]:
+    """Vector and keyword matches fused by chunk id with the ranker ``options`` name."""
+    chunks = {m.chunk.id: m.chunk for m in sparse}
+    chunks.update({m.chunk.id: m.chunk for m in dense})
+    fused = fuse_hybrid(
+        [(m.chunk.id, m.score) for m in dense],
+        [(m.chunk.id, m.score) for m in sparse],
+        ranker=options.ranker,
+        impact_factor=options.impact_factor,
+        alpha=options.alpha,
+        normalization=normalization_of(options),
+    )
+    return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
+                       knowledge_base=knowledge_base) for item in fused]

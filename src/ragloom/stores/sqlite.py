@@ -1,0 +1,776 @@
+"""SqliteVectorStore: the embedded default store, one SQLite file for everything.
+
+Layout (``PRAGMA user_version`` holds :data:`SCHEMA_VERSION`):
+
+* ``collections``: one row per knowledge base (name, embedder, dimension, metric and
+  a ``generation`` counter bumped by every write).
+* ``documents``: one row per ingested source (unique per collection).
+* ``chunks``: text, metadata JSON and the vector as a little-endian float32 BLOB.
+* per collection ``N`` (its integer id): a view ``chunk_text_N`` over its chunks, an
+  external-content FTS5 table ``fts_N`` on that view (so BM25 statistics are the
+  collection's own) and triggers that keep ``fts_N`` in step with ``chunks``.
+
+Crash safety: every write is one ``BEGIN IMMEDIATE`` transaction in WAL mode and the
+FTS rows change through triggers inside it, so a process killed mid-write leaves the
+database as it was before or after that write: never a document without its chunks
+or a chunk without its vector or its FTS row. ``synchronous=NORMAL`` keeps committed
+writes across a killed process; a power cut may lose the last commits but never
+corrupts the file.
+
+Vector search is exact: the collection's vectors live in a
+:class:`~ragloom.stores.exact.DenseMatrix` rebuilt from the BLOBs on first use and
+changed only after a commit. Other connections (another store object, another
+process) are noticed through ``generation``, and the matrix is reloaded then.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ragloom.errors import (
+    ConfigurationError,
+    DimensionMismatchError,
+    EmbedderMismatchError,
+    InvalidInputError,
+    StoreError,
+)
+from ragloom.filters import MetadataFilters
+from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.retrieval.scores import bm25_to_score
+from ragloom.stores.exact import METRICS, DenseMatrix, Metric
+from ragloom.stores.memory import dense_values
+from ragloom.stores.sqlite_filters import compile_filters, fts_phrases
+from ragloom.types import Document, Embedding, TextChunk, VectorEntry, VectorMatch
+
+SCHEMA_VERSION = 1
+_STORE = "SqliteVectorStore"
+_VECTOR_DTYPE = np.dtype("<f4")
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS collections (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,
+        embedder TEXT,
+        dimension INTEGER,
+        metric TEXT NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 0,
+        created REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS documents (
+        collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        chunk_count INTEGER NOT NULL,
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        PRIMARY KEY (collection_id, id),
+        UNIQUE (collection_id, source))""",
+    """CREATE TABLE IF NOT EXISTS chunks (
+        pk INTEGER PRIMARY KEY,
+        collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        start_char INTEGER NOT NULL,
+        end_char INTEGER NOT NULL,
+        page INTEGER,
+        text TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (collection_id, id))""",
+    "CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (collection_id, document_id)",
+)
+
+_CHUNK_COLUMNS = "id, document_id, idx, start_char, end_char, page, text, metadata"
+_UPSERT_CHUNK = """
+    INSERT INTO chunks (collection_id, id, document_id, idx, start_char, end_char, page,
+                        text, metadata, vector)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (collection_id, id) DO UPDATE SET
+        document_id = excluded.document_id, idx = excluded.idx,
+        start_char = excluded.start_char, end_char = excluded.end_char,
+        page = excluded.page, text = excluded.text, metadata = excluded.metadata,
+        vector = excluded.vector"""
+_IN_JSON = "IN (SELECT value FROM json_each(?))"
+_RECOUNT = f"""
+    UPDATE documents SET chunk_count = (
+        SELECT COUNT(*) FROM chunks c
+        WHERE c.collection_id = documents.collection_id AND c.document_id = documents.id)
+    WHERE collection_id = ? AND id {_IN_JSON}"""
+
+
+def _collection_ddl(cid: int) -> list[str]:
+    """DDL for one collection's text index; ``cid`` is an integer id, never user text."""
+    fts = f"fts_{int(cid)}"
+    view = f"chunk_text_{int(cid)}"
+    return [
+        f"CREATE VIEW IF NOT EXISTS {view} AS "
+        f"SELECT pk, text FROM chunks WHERE collection_id = {int(cid)}",
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(text, content='{view}', "
+        "content_rowid='pk', tokenize='porter unicode61 remove_diacritics 2')",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON chunks "
+        f"WHEN new.collection_id = {int(cid)} BEGIN "
+        f"INSERT INTO {fts} (rowid, text) VALUES (new.pk, new.text); END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON chunks "
+        f"WHEN old.collection_id = {int(cid)} BEGIN "
+        f"INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.pk, old.text); END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF text ON chunks "
+        f"WHEN new.collection_id = {int(cid)} BEGIN "
+        f"INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.pk, old.text); "
+        f"INSERT INTO {fts} (rowid, text) VALUES (new.pk, new.text); END",
+    ]
+
+
+def _drop_collection_ddl(cid: int) -> list[str]:
+    fts = f"fts_{int(cid)}"
+    return [f"DROP TRIGGER IF EXISTS {fts}_{suffix}" for suffix in ("ai", "ad", "au")] + [
+        f"DROP TABLE IF EXISTS {fts}", f"DROP VIEW IF EXISTS chunk_text_{int(cid)}"]
+
+
+def _finite(value: Any) -> Any:
+    """Non-finite floats become null: JSON (and SQLite's JSON functions) has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _to_json(data: Any) -> str:
+    try:
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+    except ValueError:
+        return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, default=str)
+
+
+def _ids_json(ids: Iterable[str]) -> str:
+    return json.dumps(list(ids))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """Size and settings of one collection (knowledge base) in a store."""
+
+    name: str
+    embedder: str | None
+    dimension: int | None
+    metric: str
+    document_count: int
+    chunk_count: int
+
+
+class SqliteVectorStore:
+    """Vectors, text index, metadata and documents of a knowledge base in one SQLite file.
+
+    Several collections share a file; each store object serves one. ``metric=None``
+    means the existing collection's metric, or cosine for a new one; naming a metric
+    that differs from an existing collection's raises :class:`ConfigurationError`.
+    ``path=":memory:"`` keeps everything in memory (for tests).
+
+    Safe to share between threads (one lock serialises access to the connection).
+    The file is opened on first use or by :meth:`open`; :meth:`close` closes it and a
+    later call reopens it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        collection: str = "default",
+        metric: Metric | None = None,
+    ) -> None:
+        if metric is not None and metric not in METRICS:
+            raise ConfigurationError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+        if not isinstance(collection, str) or not collection:
+            raise ConfigurationError("a collection name must be a non-empty string")
+        self.path = str(path)
+        self.name = collection
+        self._metric_arg: Metric | None = metric
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._reset_state()
+        self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
+        self._fts_total: tuple[tuple[int, int], int] | None = None
+
+    # ------------------------------------------------------------- connection
+    def _reset_state(self) -> None:
+        self._cid: int | None = None
+        self._generation: int | None = None
+        self._embedder: str | None = None
+        self._dimension: int | None = None
+        self._matrix = DenseMatrix(self._metric_arg or "cosine")
+
+    def open(self) -> SqliteVectorStore:
+        """Open (and create if needed) the file and load this collection's vectors."""
+        with self._lock, self._read():
+            pass
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._reset_state()
+
+    def __enter__(self) -> SqliteVectorStore:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the SQLite store {self.path!r}: {exc}") from exc
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._ensure_schema(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(
+                f"{self.path!r} is not a usable ragloom SQLite store ({exc}); "
+                "point ragloom at another file or remove this one"
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path!r} was written by a newer ragloom (schema {version}; this one "
+                f"reads {SCHEMA_VERSION}); upgrade ragloom to open it"
+            )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # ---------------------------------------------------------- transactions
+    def _sync(self, conn: sqlite3.Connection) -> None:
+        """Bring the cached collection state and matrix up to the database's."""
+        row = conn.execute(
+            "SELECT id, generation, embedder, dimension, metric FROM collections WHERE name = ?",
+            (self.name,),
+        ).fetchone()
+        if row is None:
+            self._reset_state()
+            return
+        cid, generation, embedder, dimension, metric = row
+        if self._metric_arg is not None and metric != self._metric_arg:
+            raise ConfigurationError(
+                f"collection {self.name!r} in {self.path!r} uses the {metric} metric, not "
+                f"{self._metric_arg}; open it with metric={metric!r} or metric=None"
+            )
+        self._embedder, self._dimension = embedder, dimension
+        if (cid, generation) != (self._cid, self._generation):
+            self._matrix = self._load_matrix(conn, cid, metric, dimension)
+            self._cid, self._generation = cid, generation
+
+    @staticmethod
+    def _load_matrix(
+        conn: sqlite3.Connection, cid: int, metric: Metric, dimension: int | None
+    ) -> DenseMatrix:
+        matrix = DenseMatrix(metric, dimension)
+        rows = conn.execute("SELECT id, vector FROM chunks WHERE collection_id = ?", (cid,))
+        matrix.upsert(
+            (chunk_id, np.frombuffer(blob, dtype=_VECTOR_DTYPE)) for chunk_id, blob in rows)
+        return matrix
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot (one read transaction) with the state synced to it."""
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN")
+            try:
+                self._sync(conn)
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"reading the SQLite store {self.path!r} failed: {exc}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; on any error it rolls back and the cache is restored."""
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to the SQLite store {self.path!r}: {exc}") from exc
+        saved: tuple[Any, ...] = ()
+        try:
+            self._sync(conn)
+            saved = (self._cid, self._generation, self._embedder, self._dimension, self._matrix)
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            # The transaction may already be gone; either way the database is unchanged.
+            with suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if saved:
+                (self._cid, self._generation, self._embedder, self._dimension,
+                 self._matrix) = saved
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(
+                    f"writing to the SQLite store {self.path!r} failed: {exc}") from exc
+            raise
+
+    def _ensure_collection(self, conn: sqlite3.Connection) -> int:
+        """The collection's id, creating it (inside the open write transaction) if needed."""
+        if self._cid is not None:
+            return self._cid
+        metric: Metric = self._metric_arg or "cosine"
+        cursor = conn.execute(
+            "INSERT INTO collections (name, metric, generation, created) VALUES (?, ?, 0, ?)",
+            (self.name, metric, time.time()),
+        )
+        cid = int(cursor.lastrowid or 0)
+        for statement in _collection_ddl(cid):
+            conn.execute(statement)
+        self._cid, self._generation, self._matrix = cid, 0, DenseMatrix(metric)
+        return cid
+
+    def _bump(self, conn: sqlite3.Connection, cid: int) -> int:
+        conn.execute("UPDATE collections SET generation = generation + 1 WHERE id = ?", (cid,))
+        return (self._generation or 0) + 1
+
+    # ------------------------------------------------------------- writing
+    @staticmethod
+    def _dense(entries: Sequence[VectorEntry]) -> list[tuple[str, npt.NDArray[np.float32]]]:
+        return [(entry.id, np.asarray(dense_values(entry.embedding, _STORE), dtype=np.float32))
+                for entry in entries]
+
+    def _check_dimension(self, conn: sqlite3.Connection, cid: int, dimension: int) -> None:
+        if self._dimension is None:
+            conn.execute("UPDATE collections SET dimension = ? WHERE id = ?", (dimension, cid))
+            self._dimension = dimension
+        elif dimension != self._dimension:
+            raise DimensionMismatchError(
+                f"vector has {dimension} dimensions; collection {self.name!r} holds "
+                f"{self._dimension}. Use the embedder the collection was built with."
+            )
+
+    def _upsert(
+        self,
+        conn: sqlite3.Connection,
+        cid: int,
+        entries: Sequence[VectorEntry],
+        vectors: Sequence[tuple[str, npt.NDArray[np.float32]]],
+    ) -> set[str]:
+        """Write the chunks; returns every document id whose chunk count may change."""
+        dimensions = {vector.shape[0] for _, vector in vectors}
+        for dimension in sorted(dimensions):
+            self._check_dimension(conn, cid, int(dimension))
+        touched = {entry.chunk.document_id for entry in entries}
+        previous = conn.execute(
+            f"SELECT DISTINCT document_id FROM chunks WHERE collection_id = ? AND id {_IN_JSON}",
+            (cid, _ids_json(entry.id for entry in entries)),
+        )
+        touched.update(row[0] for row in previous)
+        conn.executemany(_UPSERT_CHUNK, (
+            (cid, entry.id, entry.chunk.document_id, entry.chunk.index, entry.chunk.start,
+             entry.chunk.end, entry.chunk.page, entry.chunk.text,
+             _to_json(dict(entry.chunk.metadata)), vector.astype(_VECTOR_DTYPE).tobytes())
+            for entry, (_, vector) in zip(entries, vectors, strict=True)))
+        return touched
+
+    def _delete_chunks(
+        self, conn: sqlite3.Connection, cid: int, where: str, param: str
+    ) -> tuple[list[str], set[str]]:
+        """Delete chunks matching ``where`` (SQL chosen here); returns their ids and docs."""
+        rows = conn.execute(
+            f"SELECT id, document_id FROM chunks WHERE collection_id = ? AND {where}", (cid, param)
+        ).fetchall()
+        conn.execute(f"DELETE FROM chunks WHERE collection_id = ? AND {where}", (cid, param))
+        return [row[0] for row in rows], {row[1] for row in rows}
+
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        """Insert or replace entries (upsert by chunk id), in one transaction."""
+        if not entries:
+            return
+        vectors = self._dense(entries)
+        with self._lock:
+            with self._write() as conn:
+                cid = self._ensure_collection(conn)
+                touched = self._upsert(conn, cid, entries, vectors)
+                conn.execute(_RECOUNT, (cid, _ids_json(touched)))
+                generation = self._bump(conn, cid)
+            self._matrix.upsert(vectors)
+            self._generation = generation
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove chunks (row, vector and FTS entry together); returns how many."""
+        if not ids:
+            return 0
+        with self._lock:
+            with self._write() as conn:
+                if self._cid is None:
+                    return 0
+                cid = self._cid
+                removed, documents = self._delete_chunks(conn, cid, f"id {_IN_JSON}",
+                                                         _ids_json(ids))
+                conn.execute(_RECOUNT, (cid, _ids_json(documents)))
+                generation = self._bump(conn, cid)
+            self._matrix.remove(removed)
+            self._generation = generation
+            return len(removed)
+
+    def replace_document(
+        self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
+    ) -> None:
+        """Store a document and its chunks in one transaction, replacing any earlier
+        document with the same source (or id) and all of its chunks."""
+        strays = sorted({e.chunk.document_id for e in entries} - {document.id})
+        if strays:
+            raise InvalidInputError(
+                f"chunks passed with document {document.id} ({document.source}) belong to "
+                f"other documents: {', '.join(strays[:3])}; build them from this document"
+            )
+        vectors = self._dense(entries)
+        now = time.time()
+        with self._lock:
+            with self._write() as conn:
+                cid = self._ensure_collection(conn)
+                old = conn.execute(
+                    "SELECT id, created FROM documents WHERE collection_id = ? "
+                    "AND (source = ? OR id = ?)", (cid, document.source, document.id)).fetchall()
+                doomed = {row[0] for row in old} | {document.id}
+                created = min((row[1] for row in old), default=now)
+                removed, _ = self._delete_chunks(conn, cid, f"document_id {_IN_JSON}",
+                                                 _ids_json(doomed))
+                conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
+                             (cid, _ids_json(doomed)))
+                touched = self._upsert(conn, cid, entries, vectors)
+                conn.execute(
+                    "INSERT INTO documents (collection_id, id, source, content_hash, settings, "
+                    "metadata, chunk_count, created, updated) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                    (cid, document.id, document.source,
+                     str(document.metadata.get("content_hash", "")), settings,
+                     _to_json(dict(document.metadata)), created, now))
+                conn.execute(_RECOUNT, (cid, _ids_json(touched | {document.id})))
+                generation = self._bump(conn, cid)
+            self._matrix.remove(removed)
+            self._matrix.upsert(vectors)
+            self._generation = generation
+
+    def delete_documents(self, document_ids: Sequence[str]) -> int:
+        """Remove documents with their chunks, vectors and FTS rows; returns how many
+        documents were removed (chunks without a document record go too)."""
+        if not document_ids:
+            return 0
+        with self._lock:
+            with self._write() as conn:
+                if self._cid is None:
+                    return 0
+                cid = self._cid
+                removed, _ = self._delete_chunks(conn, cid, f"document_id {_IN_JSON}",
+                                                 _ids_json(document_ids))
+                count = conn.execute(
+                    f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
+                    (cid, _ids_json(document_ids))).rowcount
+                generation = self._bump(conn, cid)
+            self._matrix.remove(removed)
+            self._generation = generation
+            return int(count)
+
+    def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
+        """Record the embedder on first use; refuse a different one afterwards."""
+        with self._lock:
+            with self._read():
+                info = self._checked_info(embedder, dimension)
+            if info is not None:
+                return info
+            with self._write() as conn:
+                info = self._checked_info(embedder, dimension)
+                if info is not None:
+                    return info
+                cid = self._ensure_collection(conn)
+                conn.execute("UPDATE collections SET embedder = ?, dimension = ? WHERE id = ?",
+                             (embedder, dimension, cid))
+                generation = self._bump(conn, cid)
+            self._embedder, self._dimension = embedder, dimension
+            self._generation = generation
+            return CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
+
+    def _checked_info(self, embedder: str, dimension: int) -> CollectionInfo | None:
+        """The bound info if it equals the request, None if unbound, else an error."""
+        if self._embedder is None:
+            if self._dimension is not None and self._dimension != dimension:
+                raise EmbedderMismatchError(
+                    f"knowledge base {self.name!r} holds {self._dimension}-dimensional vectors; "
+                    f"{embedder} makes {dimension}. Use a matching embedder or a new "
+                    "knowledge base."
+                )
+            return None
+        if (self._embedder, self._dimension) != (embedder, dimension):
+            raise EmbedderMismatchError(
+                f"knowledge base {self.name!r} was built with {self._embedder} "
+                f"({self._dimension} dimensions), not {embedder} ({dimension}). Use "
+                f"{self._embedder}, or ingest into a new knowledge base (or drop this one)."
+            )
+        return CollectionInfo(name=self.name, embedder=self._embedder, dimension=dimension)
+
+    def drop_collection(self) -> bool:
+        """Delete this collection and everything in it; False if it did not exist."""
+        with self._lock:
+            with self._write() as conn:
+                if self._cid is None:
+                    return False
+                for statement in _drop_collection_ddl(self._cid):
+                    conn.execute(statement)
+                conn.execute("DELETE FROM collections WHERE id = ?", (self._cid,))
+            self._reset_state()
+            return True
+
+    # ------------------------------------------------------------- reading
+    @staticmethod
+    def _chunk(row: Sequence[Any]) -> TextChunk:
+        chunk_id, document_id, index, start, end, page, text, metadata = row[:8]
+        return TextChunk(id=chunk_id, document_id=document_id, index=index, start=start,
+                         end=end, page=page, text=text, metadata=json.loads(metadata))
+
+    def _fetch(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, TextChunk]:
+        rows = conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? AND id {_IN_JSON}",
+            (self._cid, _ids_json(ids)))
+        return {row[0]: self._chunk(row) for row in rows}
+
+    def query(
+        self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]:
+        """The ``top_k`` nearest chunks (exact search), optionally filtered by metadata."""
+        vector = dense_values(embedding, _STORE)
+        where, params = compile_filters(filters) if filters is not None else ("", [])
+        with self._lock, self._read() as conn:
+            if self._cid is None or top_k <= 0:
+                return []
+            allowed = None
+            if filters is not None:
+                rows = conn.execute(
+                    f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
+                    [self._cid, *params])
+                allowed = [row[0] for row in rows]
+            hits = self._matrix.search(vector, top_k, allowed)
+            chunks = self._fetch(conn, [hit[0] for hit in hits])
+        return [VectorMatch(chunk=chunks[cid], score=score, raw_score=raw)
+                for cid, score, raw in hits if cid in chunks]
+
+    def keyword_query(
+        self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[VectorMatch]:
+        """Chunks ranked by BM25 (k1=1.2, b=0.75, Lucene's idf) for the words of ``text``.
+
+        Any text is accepted: only its word tokens are searched (OR-ed), so quotes and
+        FTS operators are harmless; text without words gives no matches.
+        """
+        phrases = fts_phrases(text)
+        if not phrases or top_k <= 0:
+            return []
+        where, params = compile_filters(filters) if filters is not None else ("", [])
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return []
+            relevance = self._bm25(conn, f"fts_{int(self._cid)}", phrases)
+            if filters is not None and relevance:
+                allowed = conn.execute(
+                    f"SELECT id FROM chunks WHERE collection_id = ? AND id {_IN_JSON} AND {where}",
+                    [self._cid, _ids_json(relevance), *params])
+                relevance = {row[0]: relevance[row[0]] for row in allowed}
+            best = heapq.nsmallest(top_k, relevance.items(), key=lambda item: (-item[1], item[0]))
+            chunks = self._fetch(conn, [chunk_id for chunk_id, _ in best])
+        raw = np.array([value for _, value in best], dtype=np.float64)
+        scores = bm25_to_score(raw)
+        return [VectorMatch(chunk=chunks[chunk_id], score=float(score), raw_score=float(value))
+                for (chunk_id, value), score in zip(best, scores, strict=True)
+                if chunk_id in chunks]
+
+    def _bm25(
+        self, conn: sqlite3.Connection, fts: str, phrases: Sequence[tuple[str, int]]
+    ) -> dict[str, float]:
+        """Chunk id -> BM25 with Lucene's idf, summed over the phrases' FTS5 bm25().
+
+        FTS5 weighs a phrase by idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6,
+        which all but zeroes words found in half the chunks or more (every word of a
+        small knowledge base). The in-memory store, like Lucene, uses
+        ln(1 + (N - n + 0.5) / (n + 0.5)); rescaling each phrase's bm25() by the ratio
+        of the two gives the same ranking and raw score on both stores.
+        """
+        total = self._fts_rows(conn, fts)
+        relevance: dict[str, float] = {}
+        for phrase, repeats in phrases:
+            hits = conn.execute(
+                f"SELECT c.id, -bm25({fts}) FROM {fts} JOIN chunks c ON c.pk = {fts}.rowid "
+                f"WHERE {fts} MATCH ?", (phrase,)).fetchall()
+            if not hits:
+                continue
+            found = len(hits)
+            fts5_idf = max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6)
+            lucene_idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
+            weight = repeats * lucene_idf / fts5_idf
+            for chunk_id, value in hits:
+                relevance[chunk_id] = relevance.get(chunk_id, 0.0) + weight * value
+        return relevance
+
+    def _fts_rows(self, conn: sqlite3.Connection, fts: str) -> int:
+        """How many rows the text index holds (N in BM25), cached per generation."""
+        stamp = (self._cid or 0, self._generation or 0)
+        if self._fts_total is None or self._fts_total[0] != stamp:
+            total = conn.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0]
+            self._fts_total = (stamp, int(total))
+        return self._fts_total[1]
+
+    def count(self) -> int:
+        with self._lock, self._read():
+            return len(self._matrix)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
+        """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return []
+            found = self._fetch(conn, ids)
+        return [found[cid] for cid in ids if cid in found]
+
+    def chunks(self) -> list[TextChunk]:
+        """Every chunk of the collection, in insertion order."""
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return []
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? ORDER BY pk",
+                (self._cid,)).fetchall()
+        return [self._chunk(row) for row in rows]
+
+    def collection_info(self) -> CollectionInfo | None:
+        with self._lock, self._read():
+            if self._embedder is None or self._dimension is None:
+                return None
+            return CollectionInfo(name=self.name, embedder=self._embedder,
+                                  dimension=self._dimension)
+
+    @staticmethod
+    def _document(row: Sequence[Any]) -> StoredDocument:
+        doc_id, source, content_hash, chunk_count, settings, metadata = row
+        return StoredDocument(id=doc_id, source=source, content_hash=content_hash,
+                              chunk_count=chunk_count, settings=settings,
+                              metadata=json.loads(metadata))
+
+    _DOCUMENT_COLUMNS = "id, source, content_hash, chunk_count, settings, metadata"
+
+    def find_document(self, source: str) -> StoredDocument | None:
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return None
+            row = conn.execute(
+                f"SELECT {self._DOCUMENT_COLUMNS} FROM documents "
+                "WHERE collection_id = ? AND source = ?", (self._cid, source)).fetchone()
+        return None if row is None else self._document(row)
+
+    def list_documents(self) -> list[StoredDocument]:
+        """Every document of the collection, ordered by source."""
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return []
+            rows = conn.execute(
+                f"SELECT {self._DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
+                "ORDER BY source", (self._cid,)).fetchall()
+        return [self._document(row) for row in rows]
+
+    _STATS_SQL = """
+        SELECT c.name, c.embedder, c.dimension, c.metric,
+               (SELECT COUNT(*) FROM documents d WHERE d.collection_id = c.id),
+               (SELECT COUNT(*) FROM chunks k WHERE k.collection_id = c.id)
+        FROM collections c"""
+
+    def list_collections(self) -> list[CollectionStats]:
+        """Every collection in the file, by name."""
+        with self._lock, self._read() as conn:
+            rows = conn.execute(self._STATS_SQL + " ORDER BY c.name").fetchall()
+        return [self._stats(row) for row in rows]
+
+    def stats(self) -> CollectionStats:
+        """This collection's settings and size (zeros if it does not exist yet)."""
+        with self._lock, self._read() as conn:
+            row = conn.execute(self._STATS_SQL + " WHERE c.name = ?", (self.name,)).fetchone()
+        if row is None:
+            return CollectionStats(name=self.name, embedder=None, dimension=None,
+                                   metric=self._metric_arg or "cosine", document_count=0,
+                                   chunk_count=0)
+        return self._stats(row)
+
+    @staticmethod
+    def _stats(row: Sequence[Any]) -> CollectionStats:
+        name, embedder, dimension, metric, documents, chunks = row
+        return CollectionStats(name=name, embedder=embedder, dimension=dimension, metric=metric,
+                               document_count=documents, chunk_count=chunks)
+
+    _KIND: ClassVar[dict[str, str]] = {
+        "true": "bool", "false": "bool", "integer": "number", "real": "number", "text": "string"}
+
+    def metadata_keys(self) -> dict[str, set[str]]:
+        """Each chunk metadata key (top level and one level down, dotted) mapped to the
+        filter kinds seen under it: "bool", "number", "string". A key seen only with
+        null, list or object values maps to an empty set."""
+        with self._lock, self._read() as conn:
+            if self._cid is None or self._generation is None:
+                return {}
+            stamp = (self._cid, self._generation)
+            if self._keys_cache is not None and self._keys_cache[0] == stamp:
+                return {key: set(kinds) for key, kinds in self._keys_cache[1].items()}
+            rows = conn.execute(
+                """SELECT DISTINCT j.key, j.type FROM chunks c, json_each(c.metadata) j
+                   WHERE c.collection_id = ?
+                   UNION
+                   SELECT DISTINCT j.key || '.' || k.key, k.type
+                   FROM chunks c, json_each(c.metadata) j, json_each(j.value) k
+                   WHERE c.collection_id = ? AND j.type = 'object'""",
+                (self._cid, self._cid)).fetchall()
+            keys: dict[str, set[str]] = {}
+            for key, json_type in rows:
+                kinds = keys.setdefault(str(key), set())
+                if json_type in self._KIND:
+                    kinds.add(self._KIND[json_type])
+            self._keys_cache = (stamp, keys)
+            return {key: set(kinds) for key, kinds in keys.items()}
+
+
+__all__ = ["SCHEMA_VERSION", "CollectionStats", "SqliteVectorStore"]

@@ -1,0 +1,151 @@
+"""User input to safe SQLite: metadata filters to a WHERE clause, text to an FTS5 query.
+
+Both functions return SQL whose only variable parts are ``?`` placeholders; keys and
+values always travel as bound parameters, never inside the SQL text.
+
+The filter SQL means exactly what :func:`ragloom.filters.evaluate` means. The kind
+of a stored value comes from ``json_type`` ("true"/"false" are booleans, "integer"/
+"real" numbers, "text" strings; "null", "array", "object" and a missing key are not
+scalars and never match). ``json_extract`` turns JSON booleans into 1/0, which is
+why every comparison is guarded by a kind check. Strings order by code point, which
+SQLite's BINARY collation over UTF-8 gives. Numbers compare as SQLite holds them:
+64-bit integers and doubles (an integer beyond 64 bits is read as a double).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragloom.errors import FilterError
+from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters, kind_of
+
+_KIND_TYPES = {
+    "bool": "('true', 'false')",
+    "number": "('integer', 'real')",
+    "string": "('text')",
+}
+_SCALAR_TYPES = "('true', 'false', 'integer', 'real', 'text')"
+_INT64 = (-(2**63), 2**63 - 1)
+
+# Word tokens as FTS5's unicode61 tokenizer sees them (letters and digits); the
+# underscore is a separator there, so it is one here too.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: Distinct words kept from one keyword query (each costs one FTS5 lookup, and SQLite
+#: caps a compound SELECT at 500 parts).
+MAX_QUERY_TOKENS = 200
+
+
+def json_path(key: str) -> str:
+    """The SQLite JSON path of a dotted metadata key: ``a.b-c`` -> ``$."a"."b-c"``."""
+    if not KEY_PATTERN.match(key):
+        raise FilterError(
+            f"invalid filter key {key!r}: use letters, digits, '_' or '-', "
+            "with '.' between nested keys"
+        )
+    return "$" + "".join(f'."{part}"' for part in key.split("."))
+
+
+def _bind(value: object) -> object:
+    """A filter value as SQLite receives it."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        # sqlite3 cannot bind such ints; SQLite reads them from JSON as doubles too.
+        return float(value)
+    return value
+
+
+class _Compiler:
+    def __init__(self, column: str) -> None:
+        self.column = column
+        self.params: list[object] = []
+
+    def node(self, node: MetadataFilters | MetadataFilter) -> str:
+        if isinstance(node, MetadataFilter):
+            return self.leaf(node)
+        if not node.filters:
+            return "1" if node.condition == "and" else "0"
+        joiner = " AND " if node.condition == "and" else " OR "
+        return "(" + joiner.join(self.node(item) for item in node.filters) + ")"
+
+    def _type(self, path: str) -> str:
+        self.params.append(path)
+        return f"json_type({self.column}, ?)"
+
+    def _value(self, path: str) -> str:
+        self.params.append(path)
+        return f"json_extract({self.column}, ?)"
+
+    def _equal_any(self, path: str, values: Sequence[object]) -> str:
+        """True when the stored value equals one of ``values`` in value and kind."""
+        by_kind: dict[str, list[object]] = {}
+        for value in values:
+            kind = kind_of(value)
+            if kind is None:
+                raise FilterError(f"filter value {value!r} is not a string, number or boolean")
+            by_kind.setdefault(kind, []).append(_bind(value))
+        if not by_kind:
+            return "0"
+        parts = []
+        for kind, bound in by_kind.items():
+            type_sql = self._type(path)
+            value_sql = self._value(path)
+            self.params.extend(bound)
+            marks = ", ".join("?" for _ in bound)
+            parts.append(f"({type_sql} IN {_KIND_TYPES[kind]} AND {value_sql} IN ({marks}))")
+        return "(" + " OR ".join(parts) + ")"
+
+    def leaf(self, leaf: MetadataFilter) -> str:
+        path = json_path(leaf.key)
+        op = leaf.operator
+        value = leaf.value
+        if op in ("in", "nin"):
+            values: Sequence[object] = value if isinstance(value, tuple) else (value,)
+        else:
+            values = (value,)
+        if op in ("==", "in"):
+            return self._equal_any(path, values)
+        if op in ("!=", "nin"):
+            # The scalar check comes first so a missing/null/list/object never matches
+            # and the NOT below never sees NULL.
+            scalar = f"{self._type(path)} IN {_SCALAR_TYPES}"
+            return f"({scalar} AND NOT {self._equal_any(path, values)})"
+        kind = kind_of(value)
+        if kind not in ("number", "string"):
+            raise FilterError(f"operator {op!r} on {leaf.key!r} compares numbers or strings")
+        type_sql = self._type(path)
+        value_sql = self._value(path)
+        self.params.append(_bind(value))
+        return f"({type_sql} IN {_KIND_TYPES[kind]} AND {value_sql} {op} ?)"
+
+
+def compile_filters(
+    filters: MetadataFilters | MetadataFilter | None, column: str = "metadata"
+) -> tuple[str, list[object]]:
+    """A WHERE-clause expression over the JSON in ``column`` and its parameters.
+
+    ``column`` is SQL chosen by the caller (a column name), never user input.
+    """
+    if filters is None:
+        return "1", []
+    compiler = _Compiler(column)
+    sql = compiler.node(filters)
+    return sql, compiler.params
+
+
+def fts_phrases(text: str) -> list[tuple[str, int]]:
+    """Safe FTS5 MATCH phrases for the words of free text, each with its repeat count.
+
+    Each word token is quoted, so ``AND``, ``NEAR``, ``*``, ``:`` and quotes are plain
+    words or dropped; text without words gives an empty list. A word repeated in the
+    query counts that many times (as BM25 over a bag of query words does). At most
+    :data:`MAX_QUERY_TOKENS` distinct words are kept, the first ones.
+    """
+    counts: dict[str, int] = {}
+    for token in _WORD.findall(text):
+        if token in counts:
+            counts[token] += 1
+        elif len(counts) < MAX_QUERY_TOKENS:
+            counts[token] = 1
+    return [(f'"{token}"', repeats) for token, repeats in counts.items()]

@@ -1,0 +1,124 @@
+"""The in-memory BM25 index against rank_bm25 and against itself rebuilt from scratch."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rank_bm25 import BM25Okapi
+
+from ragloom.retrieval.stemmer import porter_stem
+from ragloom.retrieval.tokenize import tokenize
+from ragloom.stores.bm25 import BM25Index
+
+VOCAB = ["cell", "cells", "gene", "genes", "protein", "running", "runs", "tumour",
+         "virus", "brain", "mouse", "mice", "rna", "dna", "immune", "the", "of"]
+
+
+class LuceneIdfBM25(BM25Okapi):  # type: ignore[misc]
+    """rank_bm25's Okapi scoring with Lucene's positive idf, the formula ours documents."""
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+
+docs_strategy = st.lists(
+    st.lists(st.sampled_from(VOCAB), min_size=1, max_size=12).map(" ".join),
+    min_size=1, max_size=25,
+)
+query_strategy = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, query=query_strategy)
+def test_scores_equal_rank_bm25_with_the_same_idf(docs: list[str], query: str) -> None:
+    index = BM25Index()
+    index.add((str(i), text) for i, text in enumerate(docs))
+    reference = LuceneIdfBM25([tokenize(d) for d in docs], k1=1.2, b=0.75)
+    expected = reference.get_scores(tokenize(query))
+    got = dict(index.search(query, top_k=len(docs)))
+    for i, value in enumerate(expected):
+        if value > 0:
+            assert got[str(i)] == pytest.approx(value, rel=1e-9)
+        else:
+            assert str(i) not in got
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=docs_strategy, query=query_strategy)
+def test_ordering_agrees_with_stock_rank_bm25_when_idf_is_positive(
+    docs: list[str], query: str
+) -> None:
+    # Stock rank_bm25 uses ln((N - n + .5) / (n + .5)); where every query term is in
+    # fewer than half the documents both idfs are positive and monotone in n, but
+    # not proportional, so compare on single-term queries where the order is tf/length.
+    term = tokenize(query)[0]
+    corpus = [tokenize(d) for d in docs]
+    if sum(term in doc for doc in corpus) * 2 >= len(docs):
+        return
+    index = BM25Index()
+    index.add((str(i), text) for i, text in enumerate(docs))
+    stock = BM25Okapi(corpus, k1=1.2, b=0.75).get_scores([term])
+    ours = dict(index.search(term, top_k=len(docs)))
+    for i in range(len(docs)):
+        for j in range(len(docs)):
+            if stock[i] > stock[j] + 1e-9:
+                assert ours.get(str(i), 0.0) > ours.get(str(j), 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=docs_strategy, removed=st.sets(st.integers(0, 24)), query=query_strategy)
+def test_incremental_removes_equal_a_rebuild(
+    docs: list[str], removed: set[int], query: str
+) -> None:
+    incremental = BM25Index()
+    incremental.add((str(i), text) for i, text in enumerate(docs))
+    incremental.remove(str(i) for i in removed)
+    # Re-adding a kept id replaces it: the result must not double-count.
+    if docs and 0 not in removed:
+        incremental.add([("0", docs[0])])
+    rebuilt = BM25Index()
+    rebuilt.add((str(i), text) for i, text in enumerate(docs) if i not in removed)
+    assert len(incremental) == len(rebuilt)
+    got = incremental.search(query, top_k=30)
+    want = rebuilt.search(query, top_k=30)
+    assert [i for i, _ in got] == [i for i, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want])
+
+
+def test_allowed_restricts_and_ties_break_by_id() -> None:
+    index = BM25Index()
+    index.add([("b", "gene therapy"), ("a", "gene therapy"), ("c", "gene cells"), ("d", "mouse")])
+    hits = index.search("gene", top_k=10)
+    assert [i for i, _ in hits][:2] == ["a", "b"]
+    assert "d" not in dict(hits)
+    assert [i for i, _ in index.search("gene", top_k=10, allowed=["c", "d", "zz"])] == ["c"]
+    assert index.search("gene", top_k=1) == hits[:1]
+
+
+def test_no_match_unknown_words_and_empty_text() -> None:
+    index = BM25Index()
+    assert index.search("anything", top_k=5) == []
+    index.add([("x", "alpha beta")])
+    assert index.search("gamma", top_k=5) == []
+    assert index.search("", top_k=5) == []
+    assert index.search("!!! ??? 🚀", top_k=5) == []
+    assert index.search("alpha", top_k=0) == []
+
+
+@pytest.mark.parametrize(("word", "stem"), [
+    ("caresses", "caress"), ("ponies", "poni"), ("agreed", "agre"), ("hopping", "hop"),
+    ("filing", "file"), ("happy", "happi"), ("relational", "relat"), ("generalizations", "gener"),
+    ("oscillators", "oscil"), ("effective", "effect"), ("controll", "control"),
+    ("running", "run"), ("sky", "sky"), ("a", "a"),
+])
+def test_porter_stemmer_reference_words(word: str, stem: str) -> None:
+    assert porter_stem(word) == stem
+
+
+def test_tokenizer_matches_fts5_unicode61_remove_diacritics() -> None:
+    assert tokenize("Café NAÏVE foo_bar 3.14 Running 🚀 日本語") == [
+        "cafe", "naiv", "foo", "bar", "3", "14", "run", "日本語"]

@@ -1,0 +1,88 @@
+"""Rankers: keyed by id, scores in [0, 1], hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragloom.retrieval.fusion import (
+    alpha_fusion,
+    fuse_hybrid,
+    normalize,
+    reciprocal_rank_fusion,
+    weighted_fusion,
+)
+
+ids = st.sampled_from([f"c{i}" for i in range(12)])
+ranking = st.lists(st.tuples(ids, st.floats(0, 1)), max_size=10, unique_by=lambda p: p[0]).map(
+    lambda items: sorted(items, key=lambda p: -p[1]))
+
+
+def test_rrf_hand_computed() -> None:
+    fused = reciprocal_rank_fusion([[("a", 0.9), ("b", 0.8)], [("b", 0.7), ("c", 0.1)]], k=60)
+    raw = {f.id: f.raw for f in fused}
+    assert raw["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert raw["a"] == pytest.approx(1 / 61)
+    assert raw["c"] == pytest.approx(1 / 62)
+    assert [f.id for f in fused] == ["b", "a", "c"]
+    assert fused[0].score == pytest.approx((1 / 62 + 1 / 61) / (2 / 61))
+
+
+def test_rrf_top_of_every_list_scores_one() -> None:
+    fused = reciprocal_rank_fusion([[("a", 0.1)], [("a", 0.2)], [("a", 0.3)]])
+    assert fused[0].score == pytest.approx(1.0)
+
+
+def test_fusion_keys_by_id_not_identity() -> None:
+    # Equal strings built separately are different objects but the same chunk.
+    first = "".join(["chunk", "-1"])
+    second = "".join(["chunk-", "1"])
+    assert first is not second
+    fused = reciprocal_rank_fusion([[(first, 0.5)], [(second, 0.5)]])
+    assert len(fused) == 1
+    assert len(alpha_fusion([(first, 0.5)], [(second, 0.4)])) == 1
+
+
+def test_weighted_alpha_extremes_follow_one_side() -> None:
+    vector = [("a", 0.9), ("b", 0.5), ("c", 0.1)]
+    keyword = [("c", 0.9), ("b", 0.3), ("a", 0.2)]
+    assert [f.id for f in alpha_fusion(vector, keyword, alpha=1.0)] == ["a", "b", "c"]
+    assert [f.id for f in alpha_fusion(vector, keyword, alpha=0.0)] == ["c", "b", "a"]
+    half = {f.id: f.score for f in alpha_fusion(vector, keyword, alpha=0.5)}
+    # min-max: vector a=1, b=0.5, c=0; keyword c=1, b=1/7, a=0.
+    assert half["b"] == pytest.approx(0.5 * 0.5 + 0.5 * (0.1 / 0.7))
+
+
+def test_normalize_methods() -> None:
+    assert normalize([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert normalize([5.0, 5.0]) == [1.0, 1.0]
+    z = normalize([1.0, 2.0, 3.0], "zscore")
+    assert z[1] == pytest.approx(0.5) and z[0] < 0.5 < z[2]
+    assert normalize([0.3, 1.5], "none") == [0.3, 1.0]
+    with pytest.raises(ValueError, match="normalisation"):
+        normalize([1.0], "bogus")  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(vector=ranking, keyword=ranking, k=st.floats(1, 100), alpha=st.floats(0, 1),
+       method=st.sampled_from(["minmax", "zscore", "none"]))
+def test_every_ranker_obeys_the_score_contract(
+    vector: list[tuple[str, float]], keyword: list[tuple[str, float]], k: float, alpha: float,
+    method: str,
+) -> None:
+    for fused in (fuse_hybrid(vector, keyword, ranker="rrf", impact_factor=k),
+                  fuse_hybrid(vector, keyword, ranker="weighted", alpha=alpha,
+                              normalization=method)):  # type: ignore[arg-type]
+        assert {f.id for f in fused} == {i for i, _ in vector} | {i for i, _ in keyword}
+        assert all(0.0 <= f.score <= 1.0 for f in fused)
+        assert [f.score for f in fused] == sorted((f.score for f in fused), reverse=True)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([[("a", 1.0)]], k=0)
+    with pytest.raises(ValueError):
+        weighted_fusion([[("a", 1.0)]], [0.5, 0.5])
+    with pytest.raises(ValueError):
+        fuse_hybrid([], [], ranker="nope")

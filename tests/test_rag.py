@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from ragloom.chunking import LineSplitter
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.rag import NO_CONTEXT_ANSWER, NaiveRag, augment_user_query
+from ragloom.retrieval.options import SearchOptions
+from ragloom.stores.memory import InMemoryVectorStore
+from ragloom.testing import HashingEmbedder, ScriptedModel
+from ragloom.types import TextDocument
+
+
+def build(model: ScriptedModel | None) -> NaiveRag:
+    kb = VectorKnowledgeBase(InMemoryVectorStore(), HashingEmbedder(64), LineSplitter(),
+                             search=SearchOptions(mode="vector", top_k=2))
+    kb.ingest([TextDocument.create("The unpaid lunch break is 30 minutes.\nParking is free.",
+                                   source="policy.txt")])
+    return NaiveRag(kb, model)
+
+
+def test_model_sees_numbered_context_and_question() -> None:
+    model = ScriptedModel(["It is 30 minutes [1]."])
+    answer = build(model).query("How long is the unpaid lunch break?")
+    assert answer.answer == "It is 30 minutes [1]."
+    system, user = model.calls[0]
+    assert system.role == "system" and "cite" in system.content.lower()
+    assert "[1] The unpaid lunch break is 30 minutes." in user.content
+    assert user.content.rstrip().endswith("Question: How long is the unpaid lunch break?")
+    assert answer.sources[0].chunk.text == "The unpaid lunch break is 30 minutes."
+    assert answer.to_dict()["sources"][0]["number"] == 1
+
+
+def test_no_model_means_retrieval_only() -> None:
+    answer = build(None).query("lunch break")
+    assert answer.answer == "" and answer.sources
+
+
+def test_nothing_found_is_said_without_asking_the_model() -> None:
+    rag = build(ScriptedModel(["made up"]))
+    rag.search_options = SearchOptions(mode="vector", score_threshold=0.99)
+    answer = rag.query("quantum chromodynamics")
+    assert answer.answer == NO_CONTEXT_ANSWER and not answer.sources
+    assert rag.model.calls == []  # type: ignore[union-attr]
+
+
+def test_streaming_ends_with_the_full_answer() -> None:
+    pieces = list(build(ScriptedModel(["It is 30 minutes."])).stream("lunch?"))
+    text = "".join(p for p in pieces if isinstance(p, str))
+    assert text == "It is 30 minutes."
+    assert pieces[-1].answer == "It is 30 minutes."  # type: ignore[union-attr]
+
+
+def test_context_budget_leaves_out_whole_passages() -> None:
+    doc = TextDocument.create("alpha " * 50 + "\n" + "beta " * 50, source="d")
+    chunks = LineSplitter().split(doc)
+    text = augment_user_query(chunks, "q?", max_tokens_in_context=80)
+    assert "[1] alpha" in text and "[2]" not in text
+    keyed = augment_user_query(chunks[:1], "q?", chunk_template="[{number}] ({source}) {text}",
+                               metadata_keys=("source",))
+    assert "(d)" in keyed
