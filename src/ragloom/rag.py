@@ -77,6 +77,7 @@ class RagAnswer:
     degraded: bool = False
     notice: str = ""
     retrieval_seconds: float = 0.0
+    model: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +88,7 @@ class RagAnswer:
                       "output_tokens": self.usage.output_tokens,
                       "latency_s": round(self.usage.latency_s, 3),
                       "retrieval_s": round(self.retrieval_seconds, 3)},
+            "model": self.model,
             "degraded": self.degraded,
             "notice": self.notice,
         }
@@ -148,7 +150,8 @@ class NaiveRag:
             return RagAnswer(answer=NO_CONTEXT_ANSWER, **base)
         response = self.model.chat(self.messages(question, result.matches),
                                    max_tokens=self.max_answer_tokens)
-        return RagAnswer(answer=response.text.strip(), usage=response.usage, **base)
+        return RagAnswer(answer=response.text.strip(), usage=response.usage,
+                         model=response.model or self.model.name, **base)
 
     def stream(
         self, question: str, filters: MetadataFilters | None = None
@@ -167,6 +170,6 @@ class NaiveRag:
                                        max_tokens=self.max_answer_tokens):
             if delta.response is not None:
                 yield RagAnswer(answer=delta.response.text.strip(), usage=delta.response.usage,
-                                **base)
+                                model=delta.response.model or self.model.name, **base)
             elif delta.text:
                 yield delta.text

@@ -152,7 +152,7 @@ def test_length_sorting_and_batching_keep_input_order(
     small_batches = SentenceTransformerEmbedder.bundled(batch_size=2)
     for batched in (embedder.embed_documents(texts), small_batches.embed_documents(texts)):
         assert len(batched) == len(texts)
-        for got, want in zip(map(values, batched), one_by_one):
+        for got, want in zip(map(values, batched), one_by_one, strict=True):
             np.testing.assert_allclose(got, want, atol=1e-4)
     assert embedder.embed_documents([]) == []
 

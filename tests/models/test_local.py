@@ -268,3 +268,13 @@ def test_a_prompt_longer_than_the_context_is_cut_from_the_left(smollm2_cache: Pa
     response = small.chat([SYSTEM, question], max_tokens=30)
     assert response.usage.input_tokens <= 160 - 30
     assert "30" in response.text
+
+
+@pytest.mark.integration
+def test_a_local_model_folder_loads_by_path(smollm2_cache: Path) -> None:
+    folder = next(p for p in smollm2_cache.iterdir() if p.is_dir())
+    from_folder = make_model(f"local:{folder}")
+    assert isinstance(from_folder, LocalChatModel)
+    assert from_folder.name == f"local:{folder.resolve()}"
+    response = from_folder.chat([SYSTEM, LUNCH], max_tokens=30)
+    assert "30" in response.text

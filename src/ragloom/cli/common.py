@@ -34,7 +34,11 @@ DbOption = Annotated[
     typer.Option("--db", help="Database folder or .db file [default: $RAGLOOM_DB or ./.ragloom]",
                  show_default=False),
 ]
-KbOption = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
+KbOption = Annotated[
+    str | None,
+    typer.Option("--kb", help="Knowledge base name [default: $RAGLOOM_KB or default]",
+                 show_default=False),
+]
 EmbedderOption = Annotated[
     str | None,
     typer.Option("--embedder", help="Embedding model as provider:model [default: the one the "
@@ -50,13 +54,24 @@ FilterOption = Annotated[
 T = TypeVar("T")
 
 
+def settings_for(**overrides: Any) -> Any:
+    """Flags over environment over ragloom.toml over defaults (see ragloom.config)."""
+    from ragloom.config import load_settings
+
+    return load_settings(overrides)
+
+
 def resolve_db(db: str | None) -> Path:
-    """The SQLite file: --db, then $RAGLOOM_DB, then ./.ragloom/ragloom.db."""
-    raw = db or os.environ.get("RAGLOOM_DB") or DEFAULT_DB_DIR
+    """The SQLite file: --db, then $RAGLOOM_DB / ragloom.toml, then ./.ragloom/ragloom.db."""
+    raw = db or settings_for().db or DEFAULT_DB_DIR
     path = Path(raw).expanduser()
     if path.suffix in (".db", ".sqlite", ".sqlite3") or path.is_file():
         return path
     return path / DB_FILE_NAME
+
+
+def resolve_kb(kb: str | None) -> str:
+    return kb or str(settings_for().knowledge_base)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -105,23 +120,34 @@ def open_store(db_path: Path, kb: str, *, create: bool) -> Any:
 
 
 def embedder_name(store: Any, requested: str | None) -> str:
-    """The embedder to use: the one asked for, else the one the KB was built with."""
+    """The embedder to use: the one asked for (flag, environment, ragloom.toml), else the
+    one the knowledge base was built with, else the default."""
+    configured = str(settings_for(embedder=requested).embedder)
     info = store.collection_info()
-    if requested:
-        return requested
-    return str(info.embedder) if info is not None else DEFAULT_EMBEDDER
+    if requested is None and configured == DEFAULT_EMBEDDER and info is not None:
+        return str(info.embedder)
+    return configured
 
 
-def open_knowledge_base(db: str | None, kb: str, embedder: str | None, *, create: bool) -> Any:
+def open_knowledge_base(db: str | None, kb: str | None, embedder: str | None, *,
+                        create: bool) -> Any:
+    from ragloom.config import build_embedder
     from ragloom.knowledge_base import VectorKnowledgeBase
-    from ragloom.registry import make_embedder
 
-    store = open_store(resolve_db(db), kb, create=create)
-    provider = make_embedder(embedder_name(store, embedder))
-    knowledge_base = VectorKnowledgeBase(store, provider, name=kb)
+    name = resolve_kb(kb)
+    store = open_store(resolve_db(db), name, create=create)
+    settings = settings_for(embedder=embedder_name(store, embedder))
+    knowledge_base = VectorKnowledgeBase(store, build_embedder(settings), name=name)
     if not create:
         knowledge_base.check_embedder()
     return knowledge_base
+
+
+def open_model(llm: str | None, fallback_llm: str | None) -> Any:
+    """The chat model (with retries and an optional fallback chain), or None."""
+    from ragloom.config import build_model
+
+    return build_model(settings_for(llm=llm, fallback_llm=fallback_llm))
 
 
 def parse_filter_option(raw: str | None, store: Any) -> MetadataFilters | None:

@@ -12,8 +12,10 @@ from ragloom.cli.common import (
     EmbedderOption,
     FilterOption,
     JsonOption,
+    KbOption,
     console,
     open_knowledge_base,
+    open_model,
     out,
     parse_filter_option,
     print_json,
@@ -58,10 +60,14 @@ def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     db: DbOption = None,
-    kb: Annotated[str, typer.Option("--kb", help="Knowledge base name.")] = "default",
+    kb: KbOption = None,
     embedder: EmbedderOption = None,
-    llm: Annotated[str, typer.Option(
-        "--llm", help="Language model as provider:model, or none for retrieval only.")] = DEFAULT_MODEL,
+    llm: Annotated[str | None, typer.Option(
+        "--llm", help="Language model as provider:model, or none for retrieval only "
+        f"[default: $RAGLOOM_LLM or {DEFAULT_MODEL}]", show_default=False)] = None,
+    fallback_llm: Annotated[str | None, typer.Option(
+        "--fallback-llm", help="Model to ask when the first one fails.",
+        show_default=False)] = None,
     mode: ModeOption = "hybrid",
     top_k: TopKOption = 4,
     score_threshold: ThresholdOption = None,
@@ -72,7 +78,6 @@ def ask_command(
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
     from ragloom.rag import NaiveRag
-    from ragloom.registry import make_model
 
     with reported_errors():
         knowledge_base = open_knowledge_base(db, kb, embedder, create=False)
@@ -80,7 +85,7 @@ def ask_command(
         filters = parse_filter_option(filter_json, knowledge_base.store)
         options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
                                 score_threshold=score_threshold, filters=filters)
-        model = make_model(llm)
+        model = open_model(llm, fallback_llm)
         rag = NaiveRag(knowledge_base, model, search=options)
         answer = rag.query(question)
         if json_output:
@@ -97,7 +102,7 @@ def ask_command(
             for number, match in enumerate(answer.sources, 1):
                 out.print(f"\n[bold][{number}][/] {match.chunk.text}", markup=True)
             usage = answer.usage
-            out.print(f"\nretrieval {answer.retrieval_seconds * 1000:.0f} ms; model "
+            out.print(f"\nretrieval {answer.retrieval_seconds * 1000:.0f} ms; {answer.model} "
                       f"{usage.input_tokens} tokens in, {usage.output_tokens} out, "
                       f"{usage.latency_s:.1f} s")
 
@@ -106,7 +111,8 @@ def search_command(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     db: DbOption = None,
     kb: Annotated[list[str], typer.Option(
-        "--kb", help="Knowledge base name; repeat to search several.")] = ["default"],  # noqa: B006
+        "--kb", help="Knowledge base name; repeat to search several "
+        "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
     embedder: EmbedderOption = None,
     mode: ModeOption = "hybrid",
     ranker: Annotated[str, typer.Option("--ranker", help="rrf or weighted.")] = "rrf",
@@ -121,7 +127,7 @@ def search_command(
 ) -> None:
     """Retrieve passages without asking a language model."""
     with reported_errors():
-        bases = [open_knowledge_base(db, name, embedder, create=False) for name in kb]
+        bases = [open_knowledge_base(db, name, embedder, create=False) for name in kb or [None]]
         for base in bases:
             _require_content(base)
         filters = parse_filter_option(filter_json, bases[0].store)

@@ -451,8 +451,9 @@ def _convert(gguf: Path, out: Path) -> None:
     if importlib.util.find_spec("gguf") is None:
         raise MissingDependencyError("gguf", "local", purpose="reading GGUF model files")
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        where = {"gguf_file": gguf.name, "local_files_only": True}
+        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, **where)
+        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, **where)
         # transformers refuses to save a model it still considers GGUF-quantised,
         # although its weights are dequantised float32 by now.
         model.hf_quantizer = None

@@ -22,6 +22,7 @@ from ragloom.filters import MetadataFilters
 from ragloom.protocols import EmbeddingProvider, KeywordSearchable, VectorStore
 from ragloom.retrieval.fusion import Normalization, fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
+from ragloom.retrieval.threads import single_blas_thread
 from ragloom.types import QueryMatch, VectorMatch
 
 #: Longest query accepted, in characters; longer ones are almost surely a mistake.
@@ -101,7 +102,17 @@ def search(
     knowledge_base: str = "",
 ) -> SearchResult:
     """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...)."""
-    options = options or SearchOptions()
+    with single_blas_thread():
+        return _search(store, embedder, query, options or SearchOptions(), knowledge_base)
+
+
+def _search(
+    store: VectorStore,
+    embedder: EmbeddingProvider,
+    query: str,
+    options: SearchOptions,
+    knowledge_base: str,
+) -> SearchResult:
     query = check_query(query)
     mode = options.mode
     filters = options.filters

@@ -108,6 +108,10 @@ _UPSERT_CHUNK = """
         page = excluded.page, text = excluded.text, metadata = excluded.metadata,
         vector = excluded.vector"""
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
+# Chunks by a JSON list of ids. CROSS JOIN fixes the order (list first, then the unique
+# index), which the planner would otherwise not pick and scan the collection instead.
+_BY_IDS = "json_each(?) AS j CROSS JOIN chunks AS c ON c.collection_id = ? AND c.id = j.value"
+_BY_DOCUMENTS = f"chunks AS c WHERE c.collection_id = ? AND c.document_id {_IN_JSON}"
 _RECOUNT = f"""
     UPDATE documents SET chunk_count = (
         SELECT COUNT(*) FROM chunks c
@@ -401,10 +405,8 @@ class SqliteVectorStore:
         for dimension in sorted(dimensions):
             self._check_dimension(conn, cid, int(dimension))
         touched = {entry.chunk.document_id for entry in entries}
-        previous = conn.execute(
-            f"SELECT DISTINCT document_id FROM chunks WHERE collection_id = ? AND id {_IN_JSON}",
-            (cid, _ids_json(entry.id for entry in entries)),
-        )
+        previous = conn.execute(f"SELECT DISTINCT c.document_id FROM {_BY_IDS}",
+                                (_ids_json(entry.id for entry in entries), cid))
         touched.update(row[0] for row in previous)
         conn.executemany(_UPSERT_CHUNK, (
             (cid, entry.id, entry.chunk.document_id, entry.chunk.index, entry.chunk.start,
@@ -413,15 +415,15 @@ class SqliteVectorStore:
             for entry, (_, vector) in zip(entries, vectors, strict=True)))
         return touched
 
+    @staticmethod
     def _delete_chunks(
-        self, conn: sqlite3.Connection, cid: int, where: str, param: str
+        conn: sqlite3.Connection, source: str, params: Sequence[object]
     ) -> tuple[list[str], set[str]]:
-        """Delete chunks matching ``where`` (SQL chosen here); returns their ids and docs."""
-        rows = conn.execute(
-            f"SELECT id, document_id FROM chunks WHERE collection_id = ? AND {where}", (cid, param)
-        ).fetchall()
-        conn.execute(f"DELETE FROM chunks WHERE collection_id = ? AND {where}", (cid, param))
-        return [row[0] for row in rows], {row[1] for row in rows}
+        """Delete the chunks that ``FROM {source}`` (SQL chosen here, table alias ``c``)
+        yields; returns their ids and their documents' ids."""
+        rows = conn.execute(f"SELECT c.pk, c.id, c.document_id FROM {source}", params).fetchall()
+        conn.executemany("DELETE FROM chunks WHERE pk = ?", ((row[0],) for row in rows))
+        return [row[1] for row in rows], {row[2] for row in rows}
 
     def add(self, entries: Sequence[VectorEntry]) -> None:
         """Insert or replace entries (upsert by chunk id), in one transaction."""
@@ -446,8 +448,7 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, documents = self._delete_chunks(conn, cid, f"id {_IN_JSON}",
-                                                         _ids_json(ids))
+                removed, documents = self._delete_chunks(conn, _BY_IDS, (_ids_json(ids), cid))
                 conn.execute(_RECOUNT, (cid, _ids_json(documents)))
                 generation = self._bump(conn, cid)
             self._matrix.remove(removed)
@@ -475,8 +476,7 @@ class SqliteVectorStore:
                     "AND (source = ? OR id = ?)", (cid, document.source, document.id)).fetchall()
                 doomed = {row[0] for row in old} | {document.id}
                 created = min((row[1] for row in old), default=now)
-                removed, _ = self._delete_chunks(conn, cid, f"document_id {_IN_JSON}",
-                                                 _ids_json(doomed))
+                removed, _ = self._delete_chunks(conn, _BY_DOCUMENTS, (cid, _ids_json(doomed)))
                 conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
                              (cid, _ids_json(doomed)))
                 touched = self._upsert(conn, cid, entries, vectors)
@@ -502,8 +502,8 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, _ = self._delete_chunks(conn, cid, f"document_id {_IN_JSON}",
-                                                 _ids_json(document_ids))
+                removed, _ = self._delete_chunks(conn, _BY_DOCUMENTS,
+                                                 (cid, _ids_json(document_ids)))
                 count = conn.execute(
                     f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
                     (cid, _ids_json(document_ids))).rowcount
@@ -569,9 +569,8 @@ class SqliteVectorStore:
                          end=end, page=page, text=text, metadata=json.loads(metadata))
 
     def _fetch(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, TextChunk]:
-        rows = conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? AND id {_IN_JSON}",
-            (self._cid, _ids_json(ids)))
+        columns = ", ".join("c." + column for column in _CHUNK_COLUMNS.split(", "))
+        rows = conn.execute(f"SELECT {columns} FROM {_BY_IDS}", (_ids_json(ids), self._cid))
         return {row[0]: self._chunk(row) for row in rows}
 
     def query(
@@ -605,15 +604,14 @@ class SqliteVectorStore:
         phrases = fts_phrases(text)
         if not phrases or top_k <= 0:
             return []
-        where, params = compile_filters(filters) if filters is not None else ("", [])
+        where, params = compile_filters(filters, "c.metadata") if filters is not None else ("", [])
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
             relevance = self._bm25(conn, f"fts_{int(self._cid)}", phrases)
             if filters is not None and relevance:
-                allowed = conn.execute(
-                    f"SELECT id FROM chunks WHERE collection_id = ? AND id {_IN_JSON} AND {where}",
-                    [self._cid, _ids_json(relevance), *params])
+                allowed = conn.execute(f"SELECT c.id FROM {_BY_IDS} WHERE {where}",
+                                       [_ids_json(relevance), self._cid, *params])
                 relevance = {row[0]: relevance[row[0]] for row in allowed}
             best = heapq.nsmallest(top_k, relevance.items(), key=lambda item: (-item[1], item[0]))
             chunks = self._fetch(conn, [chunk_id for chunk_id, _ in best])
