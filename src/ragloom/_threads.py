@@ -34,3 +34,21 @@ def use_torch_threads(count: int) -> None:
     with _lock:
         if torch.get_num_threads() != count:
             torch.set_num_threads(count)
+
+
+def quiet_model_libraries() -> None:
+    """Silence transformers' progress bars and info logs.
+
+    They write to the terminal on every model load ("Loading weights", GGUF
+    conversion), which drowns the CLI's own output; real errors still raise.
+    """
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import transformers
+
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+    except ImportError:  # the caller reports the missing dependency
+        pass

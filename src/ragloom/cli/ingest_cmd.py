@@ -17,7 +17,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from ragloom.cli.common import (
     DbOption,
@@ -76,16 +75,16 @@ def _count_files(paths: list[str], hidden: bool) -> int | None:
 
 
 def _summary(report: IngestReport) -> None:
-    table = Table(title="ingest summary", show_header=True, header_style="bold")
-    for column in ("new", "unchanged", "replaced", "removed", "skipped", "chunks written",
-                   "texts embedded", "seconds"):
-        table.add_column(column, justify="right")
-    table.add_row(str(len(report.new)), str(len(report.unchanged)), str(len(report.replaced)),
-                  str(len(report.removed)), str(len(report.skipped)), str(report.chunks_written),
-                  str(report.texts_embedded), f"{report.seconds:.1f}")
-    out.print(table)
+    out.print(
+        f"{len(report.new)} new, {len(report.unchanged)} unchanged, {len(report.replaced)} "
+        f"replaced, {len(report.removed)} removed, {len(report.skipped)} skipped; "
+        f"{report.chunks_written} chunks written, {report.texts_embedded} embedded "
+        f"in {report.seconds:.1f} s"
+    )
+    for source in report.removed:
+        out.print(f"  removed {source}", markup=False)
     for source, reason in report.skipped:
-        out.print(f"skipped {source}: {reason}", markup=False)
+        out.print(f"  skipped {source}: {reason}", markup=False)
 
 
 def ingest_command(

@@ -69,7 +69,7 @@ def ask_command(
         "--fallback-llm", help="Model to ask when the first one fails.",
         show_default=False)] = None,
     mode: ModeOption = "hybrid",
-    top_k: TopKOption = 4,
+    top_k: TopKOption = 3,
     score_threshold: ThresholdOption = None,
     filter_json: FilterOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",

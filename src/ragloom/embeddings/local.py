@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom._threads import available_cores, use_torch_threads
+from ragloom._threads import available_cores, quiet_model_libraries, use_torch_threads
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.types import Embedding, Vector
 
@@ -250,6 +250,7 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise MissingDependencyError("sentence-transformers", "local") from exc
+        quiet_model_libraries()
         source = str(folder) if folder is not None else self._model_id
         try:
             model = SentenceTransformer(

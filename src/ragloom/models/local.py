@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragloom._threads import available_cores, use_torch_threads
+from ragloom._threads import available_cores, quiet_model_libraries, use_torch_threads
 from ragloom.errors import (
     ConfigurationError,
     InvalidInputError,
@@ -387,6 +387,7 @@ def import_transformers() -> tuple[Any, Any]:
         import transformers
     except ImportError as exc:
         raise MissingDependencyError("transformers", "local") from exc
+    quiet_model_libraries()
     return transformers, torch
 
 
