@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -44,13 +45,21 @@ def _require_content(knowledge_base: Any) -> None:
         )
 
 
+def _display_source(source: str) -> str:
+    """Paths under the working folder are shown relative to it."""
+    try:
+        return str(Path(source).relative_to(Path.cwd()))
+    except ValueError:
+        return source
+
+
 def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("#", "score", "source", "chunk") + (("kb",) if show_kb else ()):
         table.add_column(column, overflow="fold")
     for number, match in enumerate(matches, 1):
         chunk = match.chunk
-        where = chunk.source or chunk.document_id
+        where = _display_source(chunk.source or chunk.document_id)
         page = f" p.{chunk.page}" if chunk.page is not None else ""
         row = [str(number), f"{match.score:.3f}", where + page, str(chunk.index)]
         table.add_row(*row, *((match.knowledge_base,) if show_kb else ()))
