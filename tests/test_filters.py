@@ -64,7 +64,7 @@ def test_round_trip_through_json_form() -> None:
     tree = MetadataFilters((MetadataFilter("a", "in", (1, 2)),
                             MetadataFilters((MetadataFilter("b", "<", "z"),), "or")))
     assert parse_filters(tree.to_dict()) == tree
-    assert [leaf.key for leaf in tree.keys()] == ["a", "b"]
+    assert [leaf.key for leaf in tree.leaves()] == ["a", "b"]
 
 
 def test_operator_aliases() -> None:

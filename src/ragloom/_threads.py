@@ -48,7 +48,7 @@ def quiet_model_libraries() -> None:
     try:
         import transformers
 
-        transformers.utils.logging.set_verbosity_error()
-        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     except ImportError:  # the caller reports the missing dependency
         pass

@@ -112,7 +112,10 @@ class ProviderError(RagError):
         self.model = model
         if retryable is not None:
             self.retryable = retryable
-        prefix = f"{provider}:{model}: " if provider and model else (f"{provider}: " if provider else "")
+        if provider and model:
+            prefix = f"{provider}:{model}: "
+        else:
+            prefix = f"{provider}: " if provider else ""
         super().__init__(prefix + message)
 
 

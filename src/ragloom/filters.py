@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, Union, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from ragloom.errors import FilterError
 
@@ -38,7 +38,7 @@ Operator: TypeAlias = Literal["==", "!=", ">", "<", ">=", "<=", "in", "nin"]
 Condition: TypeAlias = Literal["and", "or"]
 OPERATORS: tuple[str, ...] = get_args(Operator)
 ORDERING_OPERATORS = frozenset({">", "<", ">=", "<="})
-Scalar: TypeAlias = Union[str, int, float, bool]
+Scalar: TypeAlias = str | int | float | bool
 
 _KEY_PART = r"[A-Za-z_][A-Za-z0-9_\-]*"
 KEY_PATTERN = re.compile(rf"^{_KEY_PART}(\.{_KEY_PART})*$")
@@ -79,11 +79,11 @@ class MetadataFilters:
     def to_dict(self) -> dict[str, Any]:
         return {self.condition: [item.to_dict() for item in self.filters]}
 
-    def keys(self) -> Iterator[MetadataFilter]:
+    def leaves(self) -> Iterator[MetadataFilter]:
         """Every leaf condition of the tree."""
         for item in self.filters:
             if isinstance(item, MetadataFilters):
-                yield from item.keys()
+                yield from item.leaves()
             else:
                 yield item
 
@@ -106,7 +106,9 @@ def validate_condition(key: str, operator: str, value: object) -> None:
             "with '.' between nested keys"
         )
     if operator not in OPERATORS:
-        raise FilterError(f"unknown filter operator {operator!r}; use one of {', '.join(OPERATORS)}")
+        raise FilterError(
+            f"unknown filter operator {operator!r}; use one of {', '.join(OPERATORS)}"
+        )
     if operator in ("in", "nin"):
         if not isinstance(value, (list, tuple)):
             raise FilterError(f"operator {operator!r} on {key!r} needs a list of values")
@@ -117,7 +119,9 @@ def validate_condition(key: str, operator: str, value: object) -> None:
         raise FilterError(f"operator {operator!r} on {key!r} needs a single value, not a list")
     _check_scalar(key, value)
     if operator in ORDERING_OPERATORS and kind_of(value) == "bool":
-        raise FilterError(f"operator {operator!r} on {key!r} compares numbers or strings, not booleans")
+        raise FilterError(
+            f"operator {operator!r} on {key!r} compares numbers or strings, not booleans"
+        )
 
 
 def _check_scalar(key: str, value: object) -> None:
@@ -160,8 +164,8 @@ def _parse_node(data: object) -> MetadataFilter | MetadataFilters:
     # Shorthand: {"lang": "en", "year": 2024} means lang == "en" and year == 2024.
     leaves: list[MetadataFilter | MetadataFilters] = []
     for key, value in data.items():
-        operator = "in" if isinstance(value, list) else "=="
-        leaves.append(MetadataFilter(str(key), operator, value))
+        shorthand: Operator = "in" if isinstance(value, list) else "=="
+        leaves.append(MetadataFilter(str(key), shorthand, value))
     return MetadataFilters(tuple(leaves), "and")
 
 

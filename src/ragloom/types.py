@@ -11,13 +11,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, Union
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-JSONScalar: TypeAlias = Union[str, int, float, bool, None]
-JSON: TypeAlias = Union[JSONScalar, list["JSON"], dict[str, "JSON"]]
+JSONScalar: TypeAlias = str | int | float | bool | None
+JSON: TypeAlias = JSONScalar | list["JSON"] | dict[str, "JSON"]
 Metadata: TypeAlias = Mapping[str, Any]
 
 SCHEMA_VERSION = 1
@@ -168,7 +168,9 @@ class TextChunk(Chunk):
 def _check_version(data: Mapping[str, Any]) -> None:
     version = data.get("version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION:
-        raise ValueError(f"unsupported schema version {version}; this ragloom reads {SCHEMA_VERSION}")
+        raise ValueError(
+            f"unsupported schema version {version}; this ragloom reads {SCHEMA_VERSION}"
+        )
 
 
 # -------------------------------------------------------------------------- embeddings
@@ -222,7 +224,7 @@ class HybridVector:
         return {"type": "hybrid", "dense": self.dense.to_dict(), "sparse": self.sparse.to_dict()}
 
 
-Embedding: TypeAlias = Union[Vector, SparseVector, HybridVector]
+Embedding: TypeAlias = Vector | SparseVector | HybridVector
 
 
 # ----------------------------------------------------------------------------- matches
@@ -361,7 +363,7 @@ class ChatDelta:
 
 # ------------------------------------------------------------------------------- prompt
 
-PromptPart: TypeAlias = Union[str, Document, Chunk]
+PromptPart: TypeAlias = str | Document | Chunk
 
 
 def part_text(part: PromptPart) -> str:

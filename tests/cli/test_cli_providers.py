@@ -11,7 +11,7 @@ from tests.cli.conftest import FAKE, Cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeservers import FakeServer, Reply, openai_api  # noqa: E402
+from fakeservers import FakeServer, Reply, openai_api
 
 pytestmark = pytest.mark.integration
 

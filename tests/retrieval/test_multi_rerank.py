@@ -46,7 +46,7 @@ def test_search_many_keeps_the_same_chunk_from_two_knowledge_bases_apart() -> No
     embedder = HashingEmbedder(32)
     one, two = kb(["gene x"], embedder), kb(["gene x"], embedder)
     result = search_many([("one", one, embedder), ("two", two, embedder)], "gene",
-                         SearchOptions(mode="keyword"))
+                         SearchOptions(mode="keyword", ranker="rrf"))
     assert sorted(m.knowledge_base for m in result.matches) == ["one", "two"]
     assert result.matches[0].score == pytest.approx(1.0)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -160,7 +159,7 @@ def parse_filter_option(raw: str | None, store: Any) -> MetadataFilters | None:
         raise FilterError(f"--filter is not valid JSON: {exc.msg} at character {exc.pos}") from exc
     filters = parse_filters(data)
     known: dict[str, set[str]] = store.metadata_keys()
-    for leaf in filters.keys():
+    for leaf in filters.leaves():
         if leaf.key not in known:
             names = ", ".join(sorted(known)) or "none"
             raise FilterError(f"no chunk has the metadata key {leaf.key!r}; keys present: {names}")

@@ -136,7 +136,8 @@ def search_command(
 ) -> None:
     """Retrieve passages without asking a language model."""
     with reported_errors():
-        bases = [open_knowledge_base(db, name, embedder, create=False) for name in kb or [None]]
+        names: list[str | None] = list(kb) or [None]
+        bases = [open_knowledge_base(db, name, embedder, create=False) for name in names]
         for base in bases:
             _require_content(base)
         filters = parse_filter_option(filter_json, bases[0].store)

@@ -5,7 +5,7 @@ from ragloom.retrieval.keyword import HybridRetriever, KeywordRetriever, SearchR
 from ragloom.retrieval.multi import search_many
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.rerank import MaximalMarginalRelevance
-from ragloom.retrieval.search import SearchResult, search
+from ragloom.retrieval.search import SearchResult
 from ragloom.retrieval.vector import VectorRetriever
 
 __all__ = [
@@ -18,6 +18,5 @@ __all__ = [
     "SearchRetriever",
     "VectorRetriever",
     "documents_from_matches",
-    "search",
     "search_many",
 ]

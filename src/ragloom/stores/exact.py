@@ -120,10 +120,8 @@ class DenseMatrix:
             matrix = self._rows[rows]
         raw, order_key = self._measure(matrix, query)
         k = min(top_k, raw.shape[0])
-        if k < raw.shape[0]:
-            best = np.argpartition(order_key, -k)[-k:]
-        else:
-            best = np.arange(raw.shape[0])
+        best = (np.argpartition(order_key, -k)[-k:] if k < raw.shape[0]
+                else np.arange(raw.shape[0]))
         # Ties break by id so results are deterministic across stores.
         ordered = sorted(best.tolist(), key=lambda i: (-order_key[i], self._ids[rows[i]]))
         scores = self._score(raw[ordered])

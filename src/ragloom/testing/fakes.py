@@ -64,7 +64,9 @@ Reply = str | Callable[[list[ChatMessage]], str]
 class ScriptedModel:
     """A chat model that replies from a list (cycled) or a function of the messages."""
 
-    def __init__(self, replies: Sequence[Reply] = ("I don't know.",), *, name: str = "fake:scripted"):
+    def __init__(
+        self, replies: Sequence[Reply] = ("I don't know.",), *, name: str = "fake:scripted"
+    ) -> None:
         self._replies = list(replies)
         self._name = name
         self.calls: list[list[ChatMessage]] = []
