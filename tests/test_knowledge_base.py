@@ -100,3 +100,19 @@ def test_filters_apply_in_retrieve(any_store: Any) -> None:
     kb.ingest(docs(**CORPUS))
     hits = kb.retrieve("staff breaks warranty", parse_filters({"source": "holiday.txt"}))
     assert hits and {m.chunk.source for m in hits} == {"holiday.txt"}
+
+
+def test_settings_key_keeps_its_format_and_the_pipeline_shares_it(any_store: Any) -> None:
+    kb = make_kb(any_store)
+    assert kb.settings_key() == f"{LineSplitter().settings_key()}|fake:hashing-64"
+    assert kb.pipeline().settings == kb.settings_key()
+    kb.ingest(docs(**CORPUS))
+    stored = {d.source: d.settings for d in any_store.list_documents()}
+    assert set(stored.values()) == {kb.settings_key()}
+
+
+def test_ingest_accepts_a_generator_and_batches_across_documents(any_store: Any) -> None:
+    embedder = HashingEmbedder(64)
+    kb = VectorKnowledgeBase(any_store, embedder, LineSplitter(), batch_size=4)
+    report = kb.ingest(d for d in docs(**CORPUS))
+    assert len(report.new) == 3 and embedder.calls[0] == 4 and sum(embedder.calls) == 6

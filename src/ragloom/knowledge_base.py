@@ -9,12 +9,12 @@ documents, so memory is bounded by the batch, not the collection.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ragloom.errors import EmbedderMismatchError, InvalidInputError, StoreError
+from ragloom.errors import StoreError
 from ragloom.filters import MetadataFilters
+from ragloom.ingestion.report import IngestEvent, IngestReport, Outcome, ProgressCallback
 from ragloom.protocols import (
     Chunker,
     DocumentIndex,
@@ -23,50 +23,21 @@ from ragloom.protocols import (
     VectorStore,
 )
 from ragloom.retrieval.options import SearchOptions
-from ragloom.types import Document, QueryMatch, TextChunk, TextDocument, VectorEntry, text_hash
+from ragloom.types import Document, QueryMatch, TextChunk, VectorEntry
 
-Outcome = Literal["new", "unchanged", "replaced", "skipped"]
+if TYPE_CHECKING:
+    from ragloom.ingestion.pipeline import IngestionPipeline
+    from ragloom.ingestion.transformers import DocumentTransformer
 
-
-@dataclass(frozen=True, kw_only=True)
-class IngestEvent:
-    """Progress of an ingest, reported once per document."""
-
-    source: str
-    outcome: Outcome
-    chunks: int = 0
-    reason: str = ""
-
-
-@dataclass(kw_only=True)
-class IngestReport:
-    """What an ingest did, document by document."""
-
-    new: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    chunks_written: int = 0
-    texts_embedded: int = 0
-    seconds: float = 0.0
-
-    def record(self, event: IngestEvent) -> None:
-        if event.outcome == "skipped":
-            self.skipped.append((event.source, event.reason))
-        else:
-            getattr(self, event.outcome).append(event.source)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "new": self.new, "unchanged": self.unchanged, "replaced": self.replaced,
-            "skipped": [{"source": s, "reason": r} for s, r in self.skipped],
-            "removed": self.removed, "chunks_written": self.chunks_written,
-            "texts_embedded": self.texts_embedded, "seconds": round(self.seconds, 3),
-        }
-
-
-ProgressCallback = Callable[[IngestEvent], None]
+__all__ = [
+    "IngestEvent",
+    "IngestReport",
+    "Outcome",
+    "ProgressCallback",
+    "VectorKnowledgeBase",
+    "chunker_settings",
+    "default_chunker",
+]
 
 
 def default_chunker(embedder: EmbeddingProvider) -> Chunker:
@@ -81,13 +52,6 @@ def default_chunker(embedder: EmbeddingProvider) -> Chunker:
 def chunker_settings(chunker: Chunker) -> str:
     describe = getattr(chunker, "settings_key", None)
     return str(describe()) if callable(describe) else type(chunker).__name__
-
-
-@dataclass
-class _Pending:
-    document: Document
-    chunks: list[TextChunk]
-    replaces: bool
 
 
 class VectorKnowledgeBase:
@@ -128,13 +92,9 @@ class VectorKnowledgeBase:
     # ------------------------------------------------------------------- embedder binding
     def check_embedder(self) -> None:
         """Refuse to search with an embedder other than the one the KB was built with."""
-        info = self.index.collection_info()
-        if info is not None and info.embedder != self.embedder.name:
-            raise EmbedderMismatchError(
-                f"knowledge base {self.name!r} was built with {info.embedder} "
-                f"({info.dimension} dimensions); it cannot be searched with {self.embedder.name}. "
-                f"Use --embedder {info.embedder}, or ingest into another knowledge base."
-            )
+        from ragloom.ingestion.pipeline import check_embedder
+
+        check_embedder(self.index, self.embedder, self.name)
 
     def _bind(self) -> None:
         self.check_embedder()
@@ -142,7 +102,21 @@ class VectorKnowledgeBase:
 
     # ------------------------------------------------------------------------ ingest
     def settings_key(self) -> str:
-        return f"{chunker_settings(self.chunker)}|{self.embedder.name}"
+        return self.pipeline().settings
+
+    def pipeline(
+        self, *, document_transformers: Sequence[DocumentTransformer] = (),
+        chunk_transformers: Sequence[Any] = (), batch_size: int | None = None,
+    ) -> IngestionPipeline:
+        """The ingestion pipeline of this knowledge base; ``run_paths`` ingests files
+        (skipping unchanged ones before parsing, parsing in a bounded worker)."""
+        from ragloom.ingestion.pipeline import IngestionPipeline
+
+        return IngestionPipeline(
+            self.store, self.embedder, self.chunker,
+            document_transformers=document_transformers,
+            chunk_transformers=chunk_transformers,
+            batch_size=batch_size or self.batch_size, name=self.name)
 
     def ingest(
         self,
@@ -151,95 +125,28 @@ class VectorKnowledgeBase:
         progress: ProgressCallback | None = None,
         report: IngestReport | None = None,
     ) -> IngestReport:
-        """Store documents (chunked and embedded) or ready-made chunks."""
-        started = time.perf_counter()
+        """Store documents (chunked and embedded) or ready-made chunks.
+
+        Documents stream through :class:`~ragloom.ingestion.IngestionPipeline`: an
+        unchanged document (same source, content and settings) costs nothing, a
+        changed one is replaced in one store transaction.
+        """
         report = report if report is not None else IngestReport()
-        items = list(items) if isinstance(items, Sequence) else items
         if isinstance(items, Sequence) and items and isinstance(items[0], TextChunk):
+            started = time.perf_counter()
             self._ingest_chunks([c for c in items if isinstance(c, TextChunk)], report)
-        else:
-            self._ingest_documents(items, report, progress)  # type: ignore[arg-type]
-        report.seconds += time.perf_counter() - started
-        return report
-
-    def _ingest_documents(
-        self, documents: Iterable[Document], report: IngestReport,
-        progress: ProgressCallback | None,
-    ) -> None:
-        bound = False
-        settings = ""
-        pending: list[_Pending] = []
-        pending_chunks = 0
-
-        def emit(event: IngestEvent) -> None:
-            report.record(event)
-            if progress is not None:
-                progress(event)
-
-        for document in documents:
-            if not bound:
-                self._bind()
-                settings = self.settings_key()
-                bound = True
-            event_or_job = self._plan(document, settings)
-            if isinstance(event_or_job, IngestEvent):
-                emit(event_or_job)
-                continue
-            pending.append(event_or_job)
-            pending_chunks += len(event_or_job.chunks)
-            if pending_chunks >= self.batch_size:
-                self._flush(pending, settings, report, emit)
-                pending, pending_chunks = [], 0
-        if pending:
-            self._flush(pending, settings, report, emit)
-
-    def _plan(self, document: Document, settings: str) -> IngestEvent | _Pending:
-        if not isinstance(document, TextDocument):
-            return IngestEvent(source=document.source, outcome="skipped",
-                               reason=f"{type(document).__name__} has no text to index")
-        if not document.text.strip():
-            return IngestEvent(source=document.source, outcome="skipped",
-                               reason="no text (empty document)")
-        content_hash = str(document.metadata.get("content_hash") or text_hash(document.text))
-        stored = self.index.find_document(document.source)
-        if (stored is not None and stored.id == document.id
-                and stored.content_hash == content_hash and stored.settings == settings):
-            return IngestEvent(source=document.source, outcome="unchanged",
-                               chunks=stored.chunk_count)
-        chunks = [c for c in self.chunker.split(document) if c.text.strip()]
-        if not chunks:
-            return IngestEvent(source=document.source, outcome="skipped",
-                               reason="no text left after splitting")
-        return _Pending(document=document, chunks=chunks, replaces=stored is not None)
-
-    def _flush(
-        self, pending: list[_Pending], settings: str, report: IngestReport,
-        emit: ProgressCallback,
-    ) -> None:
-        texts = [chunk.text for job in pending for chunk in job.chunks]
-        embeddings = self.embedder.embed_documents(texts)
-        if len(embeddings) != len(texts):
-            raise InvalidInputError(
-                f"{self.embedder.name} returned {len(embeddings)} embeddings for {len(texts)} texts"
-            )
-        report.texts_embedded += len(texts)
-        position = 0
-        for job in pending:
-            entries = [VectorEntry(chunk=chunk, embedding=embeddings[position + i])
-                       for i, chunk in enumerate(job.chunks)]
-            position += len(job.chunks)
-            self.index.replace_document(job.document, entries, settings=settings)
-            report.chunks_written += len(entries)
-            emit(IngestEvent(source=job.document.source,
-                             outcome="replaced" if job.replaces else "new",
-                             chunks=len(entries)))
+            report.seconds += time.perf_counter() - started
+            return report
+        documents: Iterable[Document] = items  # type: ignore[assignment]
+        return self.pipeline().run(documents, report=report, progress=progress)
 
     def _ingest_chunks(self, chunks: list[TextChunk], report: IngestReport) -> None:
         self._bind()
         for start in range(0, len(chunks), self.batch_size):
             batch = chunks[start:start + self.batch_size]
             embeddings = self.embedder.embed_documents([c.text for c in batch])
-            self.store.add([VectorEntry(chunk=c, embedding=e) for c, e in zip(batch, embeddings)])
+            self.store.add([VectorEntry(chunk=c, embedding=e)
+                            for c, e in zip(batch, embeddings, strict=True)])
             report.texts_embedded += len(batch)
             report.chunks_written += len(batch)
 

@@ -86,3 +86,17 @@ def test_bad_arguments_are_refused() -> None:
         weighted_fusion([[("a", 1.0)]], [0.5, 0.5])
     with pytest.raises(ValueError):
         fuse_hybrid([], [], ranker="nope")
+
+
+def test_single_blas_thread_limits_and_restores() -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from ragloom.retrieval.threads import single_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with single_blas_thread():
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before

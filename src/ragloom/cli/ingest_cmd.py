@@ -1,11 +1,15 @@
-"""``ragloom ingest``: files and folders into a knowledge base, with progress and a summary."""
+"""``ragloom ingest``: files and folders into a knowledge base, with progress and a summary.
+
+Unchanged files are skipped before parsing; each file is parsed in a worker process
+with a time and a memory limit; embeddings go through a cache beside the database
+(``embedding-cache.db``, see :mod:`ragloom.ingestion.cache`), so a run killed at any
+point resumes without duplicates and without embedding again what it had embedded.
+"""
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+import time
 from typing import Annotated, Any
 
 import typer
@@ -28,50 +32,11 @@ from ragloom.cli.common import (
     out,
     print_json,
     reported_errors,
+    resolve_db,
 )
 from ragloom.knowledge_base import IngestEvent, IngestReport
-from ragloom.types import Document
 
-
-def _documents(paths: list[str], report: IngestReport, include: list[str],
-               exclude: list[str], hidden: bool, seen: set[str]) -> Iterator[Document]:
-    from ragloom.loaders import load_path, load_text
-
-    for raw in paths:
-        if raw == "-":
-            text = sys.stdin.read()
-            yield load_text(text, source="stdin")
-            seen.add("stdin")
-            continue
-        path = Path(raw)
-        if not path.exists():
-            report.skipped.append((raw, "no such file or directory"))
-            continue
-        options: dict[str, Any] = {"hidden": hidden}
-        if include:
-            options["include"] = tuple(include)
-        if exclude:
-            options["exclude"] = tuple(exclude)
-        for result in load_path(path, **options):
-            seen.add(result.source)
-            if result.document is None:
-                report.skipped.append((result.source, result.reason))
-            else:
-                yield result.document
-
-
-def _count_files(paths: list[str], hidden: bool) -> int | None:
-    total = 0
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            total += 1
-        elif path.is_dir():
-            total += sum(1 for p in path.rglob("*") if p.is_file() and (
-                hidden or not any(part.startswith(".") for part in p.relative_to(path).parts)))
-        else:
-            return None
-    return total
+MB = 1024 * 1024
 
 
 def _summary(report: IngestReport) -> None:
@@ -87,47 +52,116 @@ def _summary(report: IngestReport) -> None:
         out.print(f"  skipped {source}: {reason}", markup=False)
 
 
+def _with_cache(knowledge_base: Any, db: str | None) -> Any:
+    """Wrap the embedder in the on-disk cache; returns the cache (to close)."""
+    from ragloom.ingestion.cache import cache_path_for
+    from ragloom.resilience import CachedEmbedder, SQLiteEmbeddingCache
+
+    # The splitter is sized with the real embedder's tokenizer: build it before wrapping.
+    knowledge_base.chunker  # noqa: B018
+    cache = SQLiteEmbeddingCache(cache_path_for(resolve_db(db)))
+    knowledge_base.embedder = CachedEmbedder(knowledge_base.embedder, cache)
+    return cache
+
+
+def _prune_cache(knowledge_base: Any, db: str | None) -> None:
+    from ragloom.ingestion.cache import (
+        cache_entries,
+        cache_path_for,
+        needs_pruning,
+        prune_embedding_cache,
+    )
+    from ragloom.stores.sqlite import SqliteVectorStore
+
+    db_path = resolve_db(db)
+    path = cache_path_for(db_path)
+    collections = knowledge_base.store.list_collections()
+    if not needs_pruning(cache_entries(path), sum(c.chunk_count for c in collections)):
+        return
+
+    def texts() -> Any:
+        for collection in collections:
+            with SqliteVectorStore(db_path, collection=collection.name) as store:
+                yield from (chunk.text for chunk in store.chunks())
+
+    prune_embedding_cache(path, texts())
+
+
+def _progress(json_output: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+        TextColumn("{task.fields[documents]} docs, {task.fields[chunks]} chunks, "
+                   "{task.fields[rate]}"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console,
+        disable=json_output or not console.is_terminal,
+    )
+
+
 def ingest_command(
     paths: Annotated[list[str], typer.Argument(help="Files or folders to ingest; - reads stdin.")],
     db: DbOption = None,
     kb: KbOption = "default",
     embedder: EmbedderOption = None,
     include: Annotated[list[str], typer.Option(help="Glob of files to take (repeatable).")] = [],  # noqa: B006
-    exclude: Annotated[list[str], typer.Option(help="Glob of files to leave out (repeatable).")] = [],  # noqa: B006
+    exclude: Annotated[list[str], typer.Option(
+        help="Glob of files to leave out (repeatable).")] = [],  # noqa: B006
     hidden: Annotated[bool, typer.Option(help="Also read hidden files and folders.")] = False,
     sync: Annotated[bool, typer.Option(
         "--sync", help="Remove documents whose source files under PATHS no longer exist.")] = False,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one file may take to parse before it is skipped.")] = 30.0,
+    memory_limit: Annotated[int, typer.Option(
+        "--memory-limit", help="MB of memory the parser process may use (0: no limit).")] = 2048,
+    batch_size: Annotated[int, typer.Option(
+        help="Chunks embedded per batch (batches span documents).")] = 256,
+    cache: Annotated[bool, typer.Option(
+        help="Keep embeddings in <db folder>/embedding-cache.db, so text embedded once "
+             "(also by a killed run) is not embedded again.")] = True,
     json_output: JsonOption = False,
 ) -> None:
     """Parse, split, embed and store documents. Unchanged files cost nothing on a re-run."""
+    from ragloom.ingestion import FileSelection, ParseOptions
+
     with reported_errors():
         knowledge_base = open_knowledge_base(db, kb, embedder, create=True)
+        embedding_cache = _with_cache(knowledge_base, db) if cache else None
         report = IngestReport()
-        seen: set[str] = set()
-        total = _count_files(paths, hidden)
-        progress = Progress(
-            TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[chunks]} chunks"), TimeElapsedColumn(),
-            TextColumn("eta"), TimeRemainingColumn(), console=console,
-            disable=json_output or not console.is_terminal,
-        )
-        with progress:
-            task = progress.add_task("ingest", total=total, chunks=0)
-            written = 0
+        selection = FileSelection(include=tuple(include) or ("**/*",), exclude=tuple(exclude),
+                                  hidden=hidden)
+        parsing = ParseOptions(timeout=timeout,
+                               memory_limit=memory_limit * MB if memory_limit > 0 else None)
+        pipeline = knowledge_base.pipeline(batch_size=batch_size)
+        progress = _progress(json_output)
+        try:
+            with progress:
+                task = progress.add_task("ingest", total=None, documents=0, chunks=0, rate="")
+                counts = {"documents": 0, "chunks": 0}
+                started = time.perf_counter()
 
-            def advance(event: IngestEvent) -> None:
-                nonlocal written
-                written += event.chunks if event.outcome in ("new", "replaced") else 0
-                progress.update(task, advance=1, chunks=written)
+                def advance(event: IngestEvent) -> None:
+                    counts["documents"] += 1
+                    if event.outcome in ("new", "replaced"):
+                        counts["chunks"] += event.chunks
+                    seconds = max(time.perf_counter() - started, 1e-6)
+                    progress.update(task, advance=1 if event.last_of_file else 0,
+                                    documents=counts["documents"], chunks=counts["chunks"],
+                                    rate=f"{counts['chunks'] / seconds:.0f} chunks/s")
 
-            documents = _documents(paths, report, include, exclude, hidden, seen)
-            knowledge_base.ingest(documents, progress=advance, report=report)
-        if sync:
-            roots = [str(Path(p).resolve()) for p in paths if p != "-"]
-            stale = [d.source for d in knowledge_base.index.list_documents()
-                     if d.source not in seen and any(
-                         d.source == root or d.source.startswith(root + os.sep) for root in roots)]
-            report.removed.extend(knowledge_base.delete_sources(stale))
+                if "-" in paths:
+                    from ragloom.loaders import load_text
+
+                    pipeline.run([load_text(sys.stdin.read(), source="stdin")], report=report,
+                                 progress=advance)
+                files = [p for p in paths if p != "-"]
+                if files:
+                    pipeline.run_paths(
+                        files, selection=selection, parsing=parsing, sync=sync, report=report,
+                        progress=advance, on_files=lambda n: progress.update(task, total=n))
+            if embedding_cache is not None:
+                _prune_cache(knowledge_base, db)
+        finally:
+            if embedding_cache is not None:
+                embedding_cache.close()
         if json_output:
             print_json(report.to_dict())
         else:

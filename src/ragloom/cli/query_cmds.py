@@ -124,9 +124,12 @@ def search_command(
         "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
     embedder: EmbedderOption = None,
     mode: ModeOption = "hybrid",
-    ranker: Annotated[str, typer.Option("--ranker", help="rrf or weighted.")] = "rrf",
+    ranker: Annotated[str, typer.Option(
+        "--ranker", help="Hybrid fusion: weighted (normalised scores) or rrf (ranks).")
+    ] = SearchOptions().ranker,
     alpha: Annotated[float, typer.Option(
-        "--alpha", min=0.0, max=1.0, help="Weighted ranker: 0 keyword only, 1 vector only.")] = 0.5,
+        "--alpha", min=0.0, max=1.0, help="Weighted ranker: 0 keyword only, 1 vector only.")
+    ] = SearchOptions().alpha,
     top_k: TopKOption = 5,
     score_threshold: ThresholdOption = None,
     filter_json: FilterOption = None,

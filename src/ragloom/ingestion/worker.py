@@ -19,6 +19,7 @@ hands it over when it starts the process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import time
@@ -78,10 +79,9 @@ def _limit_memory(limit: int | None) -> None:
         return
     import resource
 
-    try:
+    # Where the limit is not allowed, the worker runs without it (the time limit holds).
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ValueError, OSError):  # not allowed here: run without the limit
-        pass
 
 
 def results_to_json(results: Sequence[LoadResult]) -> list[dict[str, Any]]:
@@ -146,10 +146,12 @@ class ParseWorker:
 
     def _start(self) -> Connection:
         if self._conn is not None and self._process is not None and self._process.is_alive():
-            return self._conn
+            conn: Connection = self._conn
+            return conn
         self._discard()
         ctx = _context()
-        parent, child = ctx.Pipe()
+        pipe: tuple[Connection, Connection] = ctx.Pipe()
+        parent, child = pipe
         process = ctx.Process(
             target=_worker_main, name="ragloom-parse",
             args=(child, self._parse, self.options.limits, self.options.memory_limit),
