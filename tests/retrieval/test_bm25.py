@@ -17,12 +17,15 @@ VOCAB = ["cell", "cells", "gene", "genes", "protein", "running", "runs", "tumour
          "virus", "brain", "mouse", "mice", "rna", "dna", "immune", "the", "of"]
 
 
-class LuceneIdfBM25(BM25Okapi):  # type: ignore[misc]
-    """rank_bm25's Okapi scoring with Lucene's positive idf, the formula ours documents."""
+class Fts5IdfBM25(BM25Okapi):  # type: ignore[misc]
+    """rank_bm25's Okapi scoring with SQLite FTS5's idf floor: where
+    ln((N - n + 0.5) / (n + 0.5)) <= 0, FTS5 uses 1e-6 (rank_bm25 uses epsilon times
+    the mean idf, and only below 0)."""
 
     def _calc_idf(self, nd: dict[str, int]) -> None:
         for word, freq in nd.items():
-            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+            idf = math.log((self.corpus_size - freq + 0.5) / (freq + 0.5))
+            self.idf[word] = idf if idf > 0 else 1e-6
 
 
 docs_strategy = st.lists(
@@ -34,10 +37,11 @@ query_strategy = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4).map(" 
 
 @settings(max_examples=60, deadline=None)
 @given(docs=docs_strategy, query=query_strategy)
-def test_scores_equal_rank_bm25_with_the_same_idf(docs: list[str], query: str) -> None:
+def test_scores_equal_rank_bm25_with_fts5s_idf_floor(docs: list[str], query: str) -> None:
     index = BM25Index()
     index.add((str(i), text) for i, text in enumerate(docs))
-    reference = LuceneIdfBM25([tokenize(d) for d in docs], k1=1.2, b=0.75)
+    reference = Fts5IdfBM25([tokenize(d) for d in docs], k1=1.2, b=0.75)
+    # Repeated query words (and words with one stem) count once per occurrence.
     expected = reference.get_scores(tokenize(query))
     got = dict(index.search(query, top_k=len(docs)))
     for i, value in enumerate(expected):
@@ -49,25 +53,33 @@ def test_scores_equal_rank_bm25_with_the_same_idf(docs: list[str], query: str) -
 
 @settings(max_examples=40, deadline=None)
 @given(docs=docs_strategy, query=query_strategy)
-def test_ordering_agrees_with_stock_rank_bm25_when_idf_is_positive(
+def test_scores_equal_stock_rank_bm25_when_every_idf_is_positive(
     docs: list[str], query: str
 ) -> None:
-    # Stock rank_bm25 uses ln((N - n + .5) / (n + .5)); where every query term is in
-    # fewer than half the documents both idfs are positive and monotone in n, but
-    # not proportional, so compare on single-term queries where the order is tf/length.
-    word = query.split()[0]
-    term = tokenize(word)[0]
+    # Where each query term is in fewer than half the documents, no floor applies and
+    # the formula is rank_bm25's BM25Okapi unchanged.
     corpus = [tokenize(d) for d in docs]
-    if sum(term in doc for doc in corpus) * 2 >= len(docs):
+    terms = tokenize(query)
+    if any(sum(term in doc for doc in corpus) * 2 >= len(docs) for term in terms):
         return
     index = BM25Index()
     index.add((str(i), text) for i, text in enumerate(docs))
-    stock = BM25Okapi(corpus, k1=1.2, b=0.75).get_scores([term])
-    ours = dict(index.search(word, top_k=len(docs)))
+    stock = BM25Okapi(corpus, k1=1.2, b=0.75).get_scores(terms)
+    ours = dict(index.search(query, top_k=len(docs)))
     for i in range(len(docs)):
-        for j in range(len(docs)):
-            if stock[i] > stock[j] + 1e-9:
-                assert ours.get(str(i), 0.0) > ours.get(str(j), 0.0)
+        assert ours.get(str(i), 0.0) == pytest.approx(stock[i], rel=1e-9)
+
+
+def test_words_in_half_the_texts_or_more_get_the_idf_floor() -> None:
+    index = BM25Index()
+    index.add([("a", "gene gene cells"), ("b", "gene"), ("c", "gene cells mouse"), ("d", "rna")])
+    assert index.idf("gene") == 1e-6  # 3 of 4
+    assert index.idf("cell") == 1e-6  # 2 of 4: ln(2.5 / 2.5) = 0
+    assert index.idf("mous") == pytest.approx(math.log(3.5 / 1.5))
+    hits = index.search("gene", top_k=10)
+    # Tiny scores, still ordered by tf and length.
+    assert [i for i, _ in hits] == ["b", "a", "c"]
+    assert all(0 < value < 2.2e-6 for _, value in hits)
 
 
 @settings(max_examples=40, deadline=None)

@@ -3,6 +3,7 @@ keyword input safety, several collections, transactions and crash safety."""
 
 from __future__ import annotations
 
+import math
 import signal
 import sqlite3
 import subprocess
@@ -131,59 +132,141 @@ def test_any_text_is_a_valid_keyword_query(text: str) -> None:
         assert isinstance(store.keyword_query(text), list)
 
 
-def _corpus(seed: int) -> tuple[list[list[str]], list[list[str]]]:
+def _corpus(
+    seed: int, size: int = 150, query_words: int = 3
+) -> tuple[list[list[str]], list[list[str]]]:
     """Random documents of consonant-vowel-consonant words: the Porter stemmer and
-    both tokenizers leave them alone, so every system sees the same terms."""
+    both tokenizers leave them alone, so every system sees the same terms. Zipf-like
+    frequencies put the first words in most documents (FTS5's idf floor)."""
     rng = np.random.default_rng(seed)
     vocabulary = [a + v + b for a in "bdfgkmnprtvz" for v in "aiou" for b in "bdgkmnprtv"]
     weights = 1.0 / np.arange(1, len(vocabulary) + 1) ** 0.9
     weights /= weights.sum()
     documents = [list(rng.choice(vocabulary, size=int(rng.integers(3, 40)), p=weights))
-                 for _ in range(150)]
-    queries = [list(dict.fromkeys(rng.choice(vocabulary[:80], size=3))) for _ in range(25)]
+                 for _ in range(size)]
+    # Some queries repeat a word: each occurrence counts, in FTS5 and in the reference.
+    queries = [list(rng.choice(vocabulary[:80], size=query_words)) for _ in range(25)]
     return documents, queries
 
 
-def test_bm25_matches_bm25s_lucene(db: Path) -> None:
-    import bm25s
+def fts5_bm25(documents: list[list[str]], query: list[str]) -> np.ndarray:
+    """BM25 as SQLite's fts5_aux.c computes it, written from its documented formula:
+    idf = ln((N - n + 0.5) / (n + 0.5)), replaced by 1e-6 when <= 0; k1 = 1.2,
+    b = 0.75; one term per query word occurrence; 0 for documents without a word."""
+    total = len(documents)
+    average = sum(len(words) for words in documents) / total
+    scores = np.zeros(total)
+    for word in query:
+        found = sum(word in words for words in documents)
+        idf = math.log((total - found + 0.5) / (found + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        for i, words in enumerate(documents):
+            tf = words.count(word)
+            scores[i] += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(words) / average))
+    return scores
 
-    documents, queries = _corpus(11)
+
+def _expected(documents: list[list[str]], query: list[str], top_k: int,
+              allowed: set[int] | None = None) -> tuple[list[str], list[float]]:
+    scores = fts5_bm25(documents, query)
+    ranked = sorted((i for i in range(len(documents))
+                     if scores[i] > 0 and (allowed is None or i in allowed)),
+                    key=lambda i: (-scores[i], f"d{i:03d}"))[:top_k]
+    return [f"d{i:03d}" for i in ranked], [float(scores[i]) for i in ranked]
+
+
+@pytest.mark.parametrize(("seed", "size", "query_words", "top_k"),
+                         [(11, 150, 3, 10), (12, 400, 6, 5), (13, 60, 2, 100), (14, 300, 4, 1)])
+def test_bm25_is_fts5s_formula_on_both_stores(
+    db: Path, seed: int, size: int, query_words: int, top_k: int
+) -> None:
+    documents, queries = _corpus(seed, size, query_words)
     store = SqliteVectorStore(db)
     memory = InMemoryVectorStore()
-    entries = [entry(make_chunk(f"d{i:03d}", " ".join(words)), [1, 0])
+    entries = [entry(make_chunk(f"d{i:03d}", " ".join(words), {"even": i % 2 == 0}), [1, 0])
                for i, words in enumerate(documents)]
     store.add(entries)
     memory.add(entries)
-    reference = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-    reference.index([list(words) for words in documents], show_progress=False)
+    even = parse_filters({"key": "even", "op": "==", "value": True})
     compared = 0
     for query in queries:
-        # bm25s's Lucene variant leaves out BM25's constant (k1 + 1) factor.
-        expected = np.asarray(reference.get_scores(query)) * 2.2
-        ranked = sorted((i for i in range(len(documents)) if expected[i] > 0),
-                        key=lambda i: (-expected[i], f"d{i:03d}"))[:10]
-        got = store.keyword_query(" ".join(query), top_k=10)
-        assert [m.chunk.id for m in got] == [f"d{i:03d}" for i in ranked]
-        np.testing.assert_allclose([m.raw_score for m in got], expected[ranked], rtol=1e-6)
-        from_memory = memory.keyword_query(" ".join(query), top_k=10)
-        assert [m.chunk.id for m in from_memory] == [m.chunk.id for m in got]
-        np.testing.assert_allclose([m.raw_score for m in from_memory],
-                                   [m.raw_score for m in got], rtol=1e-6)
-        compared += len(got)
-    assert compared > 100
+        text = " ".join(query)
+        for filters, allowed in ((None, None), (even, set(range(0, size, 2)))):
+            ids, values = _expected(documents, query, top_k, allowed)
+            got = store.keyword_query(text, top_k=top_k, filters=filters)
+            assert [m.chunk.id for m in got] == ids
+            np.testing.assert_allclose([m.raw_score for m in got], values, rtol=1e-9)
+            from_memory = memory.keyword_query(text, top_k=top_k, filters=filters)
+            assert [m.chunk.id for m in from_memory] == ids
+            np.testing.assert_allclose([m.raw_score for m in from_memory],
+                                       [m.raw_score for m in got], rtol=1e-6, atol=1e-12)
+            compared += len(got)
+    assert compared >= 2 * len(queries)  # most queries found something
+
+
+def test_bm25_ties_and_common_words_at_the_cut_off(db: Path) -> None:
+    # 40 identical chunks tie on every query; "the" is in all 60 (idf floor) and only
+    # breaks ties among chunks that hold the rarer word the same way.
+    texts = ["the walrus sings"] * 40 + ["the the walrus sings"] * 2 + ["the cat"] * 18
+    store = SqliteVectorStore(db)
+    memory = InMemoryVectorStore()
+    entries = [entry(make_chunk(f"d{i:03d}", text), [1, 0]) for i, text in enumerate(texts)]
+    store.add(entries)
+    memory.add(entries)
+    documents = [text.split() for text in texts]
+    for query, top_k in ((["the", "walrus"], 5), (["walrus"], 20), (["the"], 3),
+                         (["the", "cat", "walrus"], 45), (["the", "the", "sings"], 41)):
+        ids, values = _expected(documents, query, top_k)
+        for backend in (store, memory):
+            got = backend.keyword_query(" ".join(query), top_k=top_k)
+            assert [m.chunk.id for m in got] == ids, (backend, query)
+            np.testing.assert_allclose([m.raw_score for m in got], values, rtol=1e-9)
+
+
+def test_bm25_many_ties_among_selective_words(db: Path) -> None:
+    # 60 chunks tie on "walrus" (selective) and all hold "the" (idf floor): more tied
+    # rows than one fetch takes, some set apart only by "the".
+    texts = (["the walrus sings"] * 50 + ["the walrus the sings"] * 10
+             + [f"the cat {' '.join(['dog'] * (i % 7))}" for i in range(140)])
+    store = SqliteVectorStore(db)
+    memory = InMemoryVectorStore()
+    entries = [entry(make_chunk(f"d{i:03d}", text), [1, 0]) for i, text in enumerate(texts)]
+    store.add(entries)
+    memory.add(entries)
+    documents = [text.split() for text in texts]
+    for query, top_k in ((["the", "walrus"], 5), (["walrus", "the", "the"], 55),
+                         (["the", "walrus", "cat"], 150), (["the", "dog"], 30)):
+        ids, values = _expected(documents, query, top_k)
+        for backend in (store, memory):
+            got = backend.keyword_query(" ".join(query), top_k=top_k)
+            assert [m.chunk.id for m in got] == ids, (backend, query)
+            np.testing.assert_allclose([m.raw_score for m in got], values, rtol=1e-9)
+
+
+def test_repeated_query_words_count_once_per_occurrence(db: Path) -> None:
+    store = SqliteVectorStore(db)
+    store.add([entry(make_chunk(f"c{i}", text), [1, 0]) for i, text in
+               enumerate(["run", "cat", "dog", "cat dog", "eel", "fish", "owl"])])
+    once = store.keyword_query("run", top_k=1)[0].raw_score
+    # Three words, one stem: FTS5 scores each quoted word as a phrase of its own.
+    thrice = store.keyword_query("run Runs running", top_k=1)[0].raw_score
+    assert thrice == pytest.approx(3 * once, rel=1e-12)
 
 
 def test_keyword_query_with_filters_and_small_collections(db: Path) -> None:
     store = SqliteVectorStore(db)
-    store.add([entry(make_chunk(f"c{i}", "policy lunch break", {"i": i}), [1, float(i)])
-               for i in range(3)])
+    texts = ["policy lunch break", "policy lunch break lunch", "policy lunch break and more"]
+    store.add([entry(make_chunk(f"c{i}", text, {"i": i}), [1, float(i)])
+               for i, text in enumerate(texts)])
     matches = store.keyword_query("lunch policy", top_k=5)
-    # A word in every chunk still scores clearly above zero (Lucene's idf).
-    assert len(matches) == 3 and all(m.score > 0.01 for m in matches)
-    assert [m.chunk.id for m in matches] == ["c0", "c1", "c2"]  # ties break by id
+    # Words in every chunk get FTS5's idf floor: tiny scores, still ranked by tf/length.
+    assert [m.chunk.id for m in matches] == ["c1", "c0", "c2"]
+    assert all(0 < m.raw_score < 1e-5 for m in matches)
     filtered = store.keyword_query("lunch", filters=parse_filters({"key": "i", "op": ">",
                                                                    "value": 0}))
     assert [m.chunk.id for m in filtered] == ["c1", "c2"]
+    store.add([entry(make_chunk(f"t{i}", "same words"), [1, 0]) for i in range(3)])
+    assert [m.chunk.id for m in store.keyword_query("same")] == ["t0", "t1", "t2"]
 
 
 def test_collections_share_a_file_but_nothing_else(db: Path) -> None:

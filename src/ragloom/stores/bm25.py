@@ -1,13 +1,17 @@
 """An in-memory BM25 index with incremental add and remove.
 
-Scoring is Okapi BM25 with Lucene's always-positive idf::
+Scoring is SQLite FTS5's ``bm25()`` (``fts5_aux.c``), so the in-memory and SQLite
+stores rank alike and give the same raw scores::
 
-    idf(t)   = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5))
+    idf(t)   = ln((N - n(t) + 0.5) / (n(t) + 0.5)), or 1e-6 where that is <= 0
     score(d) = sum over query terms t of
                idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
 
-with k1 = 1.2 and b = 0.75 (SQLite FTS5's defaults). A query term counts once per
-occurrence in the query, as FTS5 does. Terms come from
+with k1 = 1.2 and b = 0.75, N the number of indexed texts, |d| the number of terms
+of d and avgdl their mean over the index. A term found in half the texts or more
+gets the 1e-6 floor: it still ranks the texts that hold it (by tf and length) but
+adds almost nothing to the score. A query term counts once per occurrence in the
+query, as FTS5 counts each phrase of its query. Terms come from
 :func:`ragloom.retrieval.tokenize.tokenize` (lower-cased, diacritics stripped,
 Porter-stemmed), the same analysis as the SQLite store's FTS5 table.
 
@@ -29,6 +33,8 @@ from ragloom.retrieval.tokenize import tokenize
 
 K1 = 1.2
 B = 0.75
+#: FTS5's idf for terms found in half the texts or more (its formula gives <= 0 there).
+FTS5_IDF_FLOOR = 1e-6
 
 _Arrays = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
@@ -121,7 +127,8 @@ class BM25Index:
     def idf(self, term: str) -> float:
         n = len(self._postings.get(term, ()))
         total = len(self._slot)
-        return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+        idf = math.log((total - n + 0.5) / (n + 0.5))
+        return idf if idf > 0.0 else FTS5_IDF_FLOOR
 
     def search(
         self, text: str, top_k: int, allowed: Sequence[str] | None = None
@@ -135,10 +142,14 @@ class BM25Index:
         scores = np.zeros(len(self._ids), dtype=np.float64)
         lengths = self._lengths[: len(self._ids)]
         average = self._total_length / len(self._slot) or 1.0
-        for term, weight in Counter(terms).items():
+        for term, repeats in Counter(terms).items():
             slots, tfs = self._term_arrays(term)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[slots] / average)
-            scores[slots] += weight * self.idf(term) * tfs * (self.k1 + 1.0) / (tfs + norm)
+            # Same operations, in the same order, as FTS5's bm25() so both stores agree
+            # to the last bits; a repeated term is added once per occurrence, as there.
+            contribution = self.idf(term) * ((tfs * (self.k1 + 1.0)) / (tfs + norm))
+            for _ in range(repeats):
+                scores[slots] += contribution
         if allowed is not None:
             mask = np.zeros(len(self._ids), dtype=bool)
             rows = [self._slot[i] for i in allowed if i in self._slot]

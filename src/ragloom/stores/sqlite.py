@@ -25,13 +25,13 @@ process) are noticed through ``generation``, and the matrix is reloaded then.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -51,6 +51,7 @@ from ragloom.errors import (
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
 from ragloom.retrieval.scores import bm25_to_score
+from ragloom.stores.bm25 import FTS5_IDF_FLOOR, K1
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.sqlite_filters import compile_filters, fts_phrases
@@ -169,6 +170,86 @@ def _ids_json(ids: Iterable[str]) -> str:
     return json.dumps(list(ids))
 
 
+#: Rows fetched past ``top_k`` so that ties at the cut-off are seen and broken by id.
+_TIE_ROOM = 16
+#: Phrases whose match counts are remembered per collection generation.
+_COUNT_CACHE_SIZE = 50_000
+
+
+class _Fts5Search:
+    """FTS5 statements over one collection's text index, optionally filtered by metadata.
+
+    ``fts`` is ``fts_<integer id>`` and ``where`` SQL compiled from filters, never user
+    text; phrases and filter values travel as bound parameters. Scores are FTS5's
+    ``-bm25()``: positive, higher is better.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, fts: str, where: str, params: Sequence[object]
+    ) -> None:
+        self.conn = conn
+        self.fts = fts
+        self.where = where
+        self.params = list(params)
+
+    def top(
+        self, match: str, limit: int | None, *, at_least: float | None = None,
+        by_id: bool = False,
+    ) -> list[tuple[int, float]]:
+        """The best (rowid, BM25) pairs for an FTS5 ``match`` expression, best first.
+
+        At most ``limit`` (``None``: no limit), only scores >= ``at_least`` if given;
+        ``by_id`` breaks ties by chunk id in SQL (at the cost of a join per row).
+        """
+        fts = self.fts
+        sql = f"SELECT {fts}.rowid, -bm25({fts}) AS s FROM {fts} "
+        params: list[object] = [match]
+        if self.where or by_id:
+            sql += f"JOIN chunks AS c ON c.pk = {fts}.rowid WHERE {fts} MATCH ? "
+        else:
+            sql += f"WHERE {fts} MATCH ? "
+        if at_least is not None:
+            sql += f"AND -bm25({fts}) >= ? "
+            params.append(at_least)
+        if self.where:
+            sql += f"AND {self.where} "
+            params.extend(self.params)
+        sql += "ORDER BY s DESC, c.id" if by_id else "ORDER BY s DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [(int(rowid), float(value)) for rowid, value in self.conn.execute(sql, params)]
+
+    def best(self, match: str, top_k: int) -> list[tuple[int, float]]:
+        """The ``top_k`` best rows and any rows tied with the last of them."""
+        limit = top_k + _TIE_ROOM
+        rows = self.top(match, limit)
+        if len(rows) == limit and rows[-1][1] == rows[top_k - 1][1]:
+            # Ties reach past the rows fetched: let SQLite break them by chunk id.
+            rows = self.top(match, top_k, at_least=rows[top_k - 1][1], by_id=True)
+        return rows
+
+    def scores(self, match: str, rowids: Iterable[int]) -> list[tuple[int, float]]:
+        """(rowid, BM25) for ``match`` on those of these rows that it matches."""
+        fts = self.fts
+        # The unary + keeps the rowid test out of FTS5's query plan: offered to FTS5, it
+        # would run the MATCH (and bm25's idf lookups) once per rowid.
+        rows = self.conn.execute(
+            f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? "
+            "AND +rowid IN (SELECT value FROM json_each(?))",
+            (match, json.dumps(list(rowids))))
+        return [(int(rowid), float(value)) for rowid, value in rows]
+
+    def count(self, phrase: str) -> int:
+        """How many rows of the whole collection match ``phrase``."""
+        sql = f"SELECT COUNT(*) FROM {self.fts} WHERE {self.fts} MATCH ?"
+        return int(self.conn.execute(sql, (phrase,)).fetchone()[0])
+
+
+def _any(phrases: Sequence[str]) -> str:
+    return "(" + " OR ".join(phrases) + ")"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CollectionStats:
     """Size and settings of one collection (knowledge base) in a store."""
@@ -212,6 +293,7 @@ class SqliteVectorStore:
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
         self._fts_total: tuple[tuple[int, int], int] | None = None
+        self._fts_counts: tuple[tuple[int, int], dict[str, int]] = ((0, 0), {})
 
     # ------------------------------------------------------------- connection
     def _reset_state(self) -> None:
@@ -596,57 +678,129 @@ class SqliteVectorStore:
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
     ) -> list[VectorMatch]:
-        """Chunks ranked by BM25 (k1=1.2, b=0.75, Lucene's idf) for the words of ``text``.
+        """Chunks ranked by SQLite FTS5's bm25() (k1=1.2, b=0.75) for the words of ``text``.
 
         Any text is accepted: only its word tokens are searched (OR-ed), so quotes and
-        FTS operators are harmless; text without words gives no matches.
+        FTS operators are harmless; text without words gives no matches. Ties break by
+        chunk id. ``raw_score`` is the (positive) BM25 value.
         """
-        phrases = fts_phrases(text)
+        phrases = [phrase for phrase, repeats in fts_phrases(text) for _ in range(repeats)]
         if not phrases or top_k <= 0:
             return []
         where, params = compile_filters(filters, "c.metadata") if filters is not None else ("", [])
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
-            relevance = self._bm25(conn, f"fts_{int(self._cid)}", phrases)
-            if filters is not None and relevance:
-                allowed = conn.execute(f"SELECT c.id FROM {_BY_IDS} WHERE {where}",
-                                       [_ids_json(relevance), self._cid, *params])
-                relevance = {row[0]: relevance[row[0]] for row in allowed}
-            best = heapq.nsmallest(top_k, relevance.items(), key=lambda item: (-item[1], item[0]))
-            chunks = self._fetch(conn, [chunk_id for chunk_id, _ in best])
+            search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
+            rows = self._bm25(search, phrases, top_k)
+            if len(rows) > 2 * top_k + _TIE_ROOM:
+                # Many ties: rank by chunk id first and read only the winners' rows.
+                ids = dict(conn.execute(
+                    "SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
+                    "ON c.pk = j.value", (json.dumps([rowid for rowid, _ in rows]),)))
+                rows = sorted((row for row in rows if row[0] in ids),
+                              key=lambda row: (-row[1], ids[row[0]]))[:top_k]
+            chunks = self._fetch_rows(conn, [rowid for rowid, _ in rows])
+        best = sorted(((chunks[rowid], value) for rowid, value in rows if rowid in chunks),
+                      key=lambda item: (-item[1], item[0].id))[:top_k]
         raw = np.array([value for _, value in best], dtype=np.float64)
-        scores = bm25_to_score(raw)
-        return [VectorMatch(chunk=chunks[chunk_id], score=float(score), raw_score=float(value))
-                for (chunk_id, value), score in zip(best, scores, strict=True)
-                if chunk_id in chunks]
+        return [VectorMatch(chunk=chunk, score=float(score), raw_score=value)
+                for (chunk, value), score in zip(best, bm25_to_score(raw), strict=True)]
 
     def _bm25(
-        self, conn: sqlite3.Connection, fts: str, phrases: Sequence[tuple[str, int]]
-    ) -> dict[str, float]:
-        """Chunk id -> BM25 with Lucene's idf, summed over the phrases' FTS5 bm25().
+        self, search: _Fts5Search, phrases: Sequence[str], top_k: int
+    ) -> list[tuple[int, float]]:
+        """(rowid, BM25) pairs holding the ``top_k`` best rows and the rows tied with them.
 
-        FTS5 weighs a phrase by idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6,
-        which all but zeroes words found in half the chunks or more (every word of a
-        small knowledge base). The in-memory store, like Lucene, uses
-        ln(1 + (N - n + 0.5) / (n + 0.5)); rescaling each phrase's bm25() by the ratio
-        of the two gives the same ranking and raw score on both stores.
+        The scores are those of one FTS5 query OR-ing every phrase, but that query
+        scores every row holding any phrase, and frequent words are in most rows while
+        weighing little (FTS5 floors the idf of words in half the rows or more at 1e-6).
+        So the selective phrases pick the candidates first, as in max-score query
+        evaluation: a phrase adds less than idf * (k1 + 1) to any row, so rows further
+        than the frequent phrases' total below the k-th best by the selective phrases
+        cannot reach the top. The candidates' full scores then come from a query that
+        matches only rows holding both kinds. Any doubt falls back to the one query.
         """
-        total = self._fts_rows(conn, fts)
-        relevance: dict[str, float] = {}
-        for phrase, repeats in phrases:
-            hits = conn.execute(
-                f"SELECT c.id, -bm25({fts}) FROM {fts} JOIN chunks c ON c.pk = {fts}.rowid "
-                f"WHERE {fts} MATCH ?", (phrase,)).fetchall()
-            if not hits:
-                continue
-            found = len(hits)
-            fts5_idf = max(math.log((total - found + 0.5) / (found + 0.5)), 1e-6)
-            lucene_idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
-            weight = repeats * lucene_idf / fts5_idf
-            for chunk_id, value in hits:
-                relevance[chunk_id] = relevance.get(chunk_id, 0.0) + weight * value
-        return relevance
+        everything = _any(phrases)
+        split = self._split(search, phrases, top_k)
+        if split is None:
+            return search.best(everything, top_k)
+        selective, frequent, margin = split
+        limit = top_k + _TIE_ROOM
+        rows = search.top(_any(selective), limit)
+        if not rows:
+            return search.best(everything, top_k)
+        cut = rows[min(top_k, len(rows)) - 1][1]
+        # The full query sums the same terms in another order; the slack covers that.
+        slack = 1e-9 * max(cut, 1.0)
+        if cut <= margin + slack:
+            # Rows with frequent words only could outscore these.
+            return search.best(everything, top_k)
+        lowest = cut - margin - slack
+        if len(rows) == limit and rows[-1][1] >= lowest:
+            rows = search.top(_any(selective), None, at_least=lowest)
+        candidates = {rowid: value for rowid, value in rows if value >= lowest}
+        # Each phrase appears as often as in the query, so repeats count each time; a
+        # candidate without a frequent phrase keeps its score (they add 0 there).
+        candidates.update(search.scores(f"{_any(frequent)} AND {_any(selective)}", candidates))
+        result = list(candidates.items())
+        if len(rows) < top_k:
+            # Every row with a selective phrase is in and outranks the rows with frequent
+            # phrases only; the best of those fill the remaining places.
+            result += search.best(f"{everything} NOT {_any(selective)}", top_k - len(rows))
+        return result
+
+    def _split(
+        self, search: _Fts5Search, phrases: Sequence[str], top_k: int
+    ) -> tuple[list[str], list[str], float] | None:
+        """(selective, frequent, margin): phrases (repeats kept) split for :meth:`_bm25`.
+
+        ``margin`` bounds what the frequent phrases add to a row. Floored phrases are
+        always frequent; others while the margin stays well under an estimate of the
+        k-th best score and the selective phrases' rows can fill ``top_k``. None when
+        no phrase is frequent.
+        """
+        counts = self._phrase_counts(search, set(phrases))
+        total = self._fts_rows(search.conn, search.fts)
+        weights: dict[str, float] = {}
+        for phrase, found in counts.items():
+            idf = math.log((total - found + 0.5) / (found + 0.5))
+            weights[phrase] = idf if idf > 0.0 else FTS5_IDF_FLOOR
+        repeats = Counter(phrases)
+        ordered = sorted(repeats, key=lambda phrase: (weights[phrase], phrase))
+        # Roughly the k-th best score: one occurrence, in a row of average length, of
+        # the phrase at which the most selective phrases' rows add up to top_k.
+        estimate, found = 0.0, 0
+        for phrase in reversed(ordered):
+            estimate, found = weights[phrase], found + counts[phrase]
+            if found >= top_k + _TIE_ROOM:
+                break
+        best: int | None = None
+        margin = 0.0
+        for i in range(1, len(ordered)):
+            margin += repeats[ordered[i - 1]] * weights[ordered[i - 1]] * (K1 + 1.0)
+            floored = weights[ordered[i - 1]] == FTS5_IDF_FLOOR
+            fills = sum(counts[phrase] for phrase in ordered[i:]) >= top_k + _TIE_ROOM
+            if not (floored or (margin < 0.25 * estimate and fills)):
+                break
+            best = i
+        if best is None:
+            return None
+        frequent = set(ordered[:best])
+        margin = sum(repeats[phrase] * weights[phrase] for phrase in frequent) * (K1 + 1.0)
+        return ([phrase for phrase in phrases if phrase not in frequent],
+                [phrase for phrase in phrases if phrase in frequent], margin)
+
+    def _phrase_counts(self, search: _Fts5Search, phrases: set[str]) -> dict[str, int]:
+        """How many rows match each phrase (n in its idf), cached per generation."""
+        stamp = (self._cid or 0, self._generation or 0)
+        if self._fts_counts[0] != stamp or len(self._fts_counts[1]) > _COUNT_CACHE_SIZE:
+            self._fts_counts = (stamp, {})
+        known = self._fts_counts[1]
+        for phrase in phrases:
+            if phrase not in known:
+                known[phrase] = search.count(phrase)
+        return {phrase: known[phrase] for phrase in phrases}
 
     def _fts_rows(self, conn: sqlite3.Connection, fts: str) -> int:
         """How many rows the text index holds (N in BM25), cached per generation."""
@@ -655,6 +809,14 @@ class SqliteVectorStore:
             total = conn.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0]
             self._fts_total = (stamp, int(total))
         return self._fts_total[1]
+
+    def _fetch_rows(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, TextChunk]:
+        """Chunks by their integer primary key (the FTS rowid)."""
+        columns = ", ".join("c." + column for column in _CHUNK_COLUMNS.split(", "))
+        rows = conn.execute(
+            f"SELECT c.pk, {columns} FROM json_each(?) AS j CROSS JOIN chunks AS c "
+            "ON c.pk = j.value", (json.dumps(list(rowids)),))
+        return {row[0]: self._chunk(row[1:]) for row in rows}
 
     def count(self) -> int:
         with self._lock, self._read():
