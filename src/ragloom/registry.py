@@ -31,7 +31,7 @@ MODELS: dict[str, str] = {
     "fake": "ragloom.testing.fakes",
 }
 
-DEFAULT_EMBEDDER = "local:all-MiniLM-L6-v2"
+DEFAULT_EMBEDDER = "local:all-MiniLM-L6-v2-int8"
 DEFAULT_MODEL = "local:smollm2"
 
 

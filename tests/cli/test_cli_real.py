@@ -15,7 +15,7 @@ def test_ingest_and_ask_with_bundled_models(cli: Cli, sample_dir: Path) -> None:
     report = cli.json("ingest", str(sample_dir))
     assert len(report["new"]) == 3 and report["texts_embedded"] > 0
     kb = cli.json("status")["knowledge_bases"][0]
-    assert kb["embedder"] == "local:all-MiniLM-L6-v2" and kb["dimension"] == 384
+    assert kb["embedder"] == "local:all-MiniLM-L6-v2-int8" and kb["dimension"] == 384
 
     answer = cli.json("ask", "How long is the unpaid lunch break?")
     assert "30" in answer["answer"]

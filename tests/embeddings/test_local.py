@@ -99,7 +99,7 @@ def test_missing_bundled_package_names_it(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_missing_sentence_transformers_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    embedder = create_embedder("minilm", provider="local")
+    embedder = create_embedder("minilm", provider="local", backend="torch")
     with pytest.raises(MissingDependencyError, match="sentence-transformers") as caught:
         embedder.embed_query("hello")
     assert caught.value.extra == "local"

@@ -21,6 +21,12 @@ Vector search is exact: the collection's vectors live in a
 :class:`~ragloom.stores.exact.DenseMatrix` rebuilt from the BLOBs on first use and
 changed only after a commit. Other connections (another store object, another
 process) are noticed through ``generation``, and the matrix is reloaded then.
+
+Keyword search runs on FTS5, or on an in-memory copy of the text index (a
+:class:`~ragloom.stores.bm25.BM25Index`, same formula, same results) once the store
+object has answered a few keyword queries (``keyword_index``): the copy is built from
+the chunk texts, changed after this object's own commits like the matrix, and
+dropped when ``generation`` shows another connection wrote (rebuilt on a later query).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -51,7 +57,7 @@ from ragloom.errors import (
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
 from ragloom.retrieval.scores import bm25_to_score
-from ragloom.stores.bm25 import FTS5_IDF_FLOOR, K1
+from ragloom.stores.bm25 import FTS5_IDF_FLOOR, K1, BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.sqlite_filters import compile_filters, fts_phrases
@@ -175,6 +181,17 @@ _TIE_ROOM = 16
 #: Phrases whose match counts are remembered per collection generation.
 _COUNT_CACHE_SIZE = 50_000
 
+KeywordIndexMode = Literal["auto", "fts", "memory"]
+KEYWORD_INDEX_MODES: tuple[str, ...] = get_args(KeywordIndexMode)
+#: With ``keyword_index="auto"``, the keyword query (counted per store object) from
+#: which the in-memory BM25 copy is built and used. Building tokenises every chunk
+#: text in Python (1-2 s per 10k chunks), a few hundred FTS5 queries' worth, and pays
+#: back only in a process that keeps querying. A one-shot CLI search or ask makes one
+#: keyword query (two with a retry or a follow-up); a third marks a long-lived process
+#: (server, notebook, benchmark, chat session), where every later query is then more
+#: than 10x faster.
+AUTO_KEYWORD_INDEX_AFTER = 3
+
 
 class _Fts5Search:
     """FTS5 statements over one collection's text index, optionally filtered by metadata.
@@ -250,6 +267,13 @@ def _any(phrases: Sequence[str]) -> str:
     return "(" + " OR ".join(phrases) + ")"
 
 
+def _keyword_matches(best: Sequence[tuple[TextChunk, float]]) -> list[VectorMatch]:
+    """Ranked (chunk, BM25) pairs as matches with contract scores."""
+    raw = np.array([value for _, value in best], dtype=np.float64)
+    return [VectorMatch(chunk=chunk, score=float(score), raw_score=value)
+            for (chunk, value), score in zip(best, bm25_to_score(raw), strict=True)]
+
+
 @dataclass(frozen=True, kw_only=True)
 class CollectionStats:
     """Size and settings of one collection (knowledge base) in a store."""
@@ -280,15 +304,26 @@ class SqliteVectorStore:
         path: str | os.PathLike[str],
         collection: str = "default",
         metric: Metric | None = None,
+        *,
+        keyword_index: KeywordIndexMode = "auto",
     ) -> None:
         if metric is not None and metric not in METRICS:
             raise ConfigurationError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+        if keyword_index not in KEYWORD_INDEX_MODES:
+            raise ConfigurationError(
+                f"unknown keyword_index {keyword_index!r}; use one of "
+                f"{', '.join(KEYWORD_INDEX_MODES)}")
         if not isinstance(collection, str) or not collection:
             raise ConfigurationError("a collection name must be a non-empty string")
         self.path = str(path)
         self.name = collection
         self._metric_arg: Metric | None = metric
+        self.keyword_index: KeywordIndexMode = keyword_index
         self._lock = threading.RLock()
+        # Held while a keyword index is built (outside ``_lock``, so readers go on).
+        self._build_lock = threading.Lock()
+        self._keyword_queries = 0
+        self._keyword_builds = 0
         self._conn: sqlite3.Connection | None = None
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
@@ -302,6 +337,9 @@ class SqliteVectorStore:
         self._embedder: str | None = None
         self._dimension: int | None = None
         self._matrix = DenseMatrix(self._metric_arg or "cosine")
+        # The in-memory keyword index, exactly the chunks at (_cid, _generation); None
+        # until built and whenever it might be stale.
+        self._keyword: BM25Index | None = None
 
     def open(self) -> SqliteVectorStore:
         """Open (and create if needed) the file and load this collection's vectors."""
@@ -389,6 +427,8 @@ class SqliteVectorStore:
         if (cid, generation) != (self._cid, self._generation):
             self._matrix = self._load_matrix(conn, cid, metric, dimension)
             self._cid, self._generation = cid, generation
+            # Another connection wrote: rebuilding is the next keyword query's business.
+            self._keyword = None
 
     @staticmethod
     def _load_matrix(
@@ -519,6 +559,7 @@ class SqliteVectorStore:
                 conn.execute(_RECOUNT, (cid, _ids_json(touched)))
                 generation = self._bump(conn, cid)
             self._matrix.upsert(vectors)
+            self._keyword_update((), entries)
             self._generation = generation
 
     def delete(self, ids: Sequence[str]) -> int:
@@ -534,6 +575,7 @@ class SqliteVectorStore:
                 conn.execute(_RECOUNT, (cid, _ids_json(documents)))
                 generation = self._bump(conn, cid)
             self._matrix.remove(removed)
+            self._keyword_update(removed, ())
             self._generation = generation
             return len(removed)
 
@@ -572,6 +614,7 @@ class SqliteVectorStore:
                 generation = self._bump(conn, cid)
             self._matrix.remove(removed)
             self._matrix.upsert(vectors)
+            self._keyword_update(removed, entries)
             self._generation = generation
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
@@ -591,8 +634,26 @@ class SqliteVectorStore:
                     (cid, _ids_json(document_ids))).rowcount
                 generation = self._bump(conn, cid)
             self._matrix.remove(removed)
+            self._keyword_update(removed, ())
             self._generation = generation
             return int(count)
+
+    def _keyword_update(self, removed: Sequence[str], added: Sequence[VectorEntry]) -> None:
+        """Bring the in-memory keyword index past a committed write of this object.
+
+        Called under ``_lock`` after COMMIT, as the matrix is changed: a rolled-back
+        write never reaches it. Should the update fail half way, the index is dropped
+        (FTS5 answers until it is rebuilt) rather than left wrong.
+        """
+        index = self._keyword
+        if index is None:
+            return
+        try:
+            index.remove(removed)
+            index.add((entry.id, entry.chunk.text) for entry in added)
+        except BaseException:
+            self._keyword = None
+            raise
 
     def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
         """Record the embedder on first use; refuse a different one afterwards."""
@@ -682,15 +743,21 @@ class SqliteVectorStore:
 
         Any text is accepted: only its word tokens are searched (OR-ed), so quotes and
         FTS operators are harmless; text without words gives no matches. Ties break by
-        chunk id. ``raw_score`` is the (positive) BM25 value.
+        chunk id. ``raw_score`` is the (positive) BM25 value. The in-memory keyword
+        index, once built (see ``keyword_index``), gives the same matches and scores.
         """
         phrases = [phrase for phrase, repeats in fts_phrases(text) for _ in range(repeats)]
         if not phrases or top_k <= 0:
             return []
-        where, params = compile_filters(filters, "c.metadata") if filters is not None else ("", [])
+        if self._wants_keyword_index():
+            self._build_keyword_index(wait=False)
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
+            if self._keyword is not None:
+                return self._memory_keyword_query(conn, self._keyword, phrases, top_k, filters)
+            where, params = (compile_filters(filters, "c.metadata") if filters is not None
+                             else ("", []))
             search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
             rows = self._bm25(search, phrases, top_k)
             if len(rows) > 2 * top_k + _TIE_ROOM:
@@ -703,9 +770,83 @@ class SqliteVectorStore:
             chunks = self._fetch_rows(conn, [rowid for rowid, _ in rows])
         best = sorted(((chunks[rowid], value) for rowid, value in rows if rowid in chunks),
                       key=lambda item: (-item[1], item[0].id))[:top_k]
-        raw = np.array([value for _, value in best], dtype=np.float64)
-        return [VectorMatch(chunk=chunk, score=float(score), raw_score=value)
-                for (chunk, value), score in zip(best, bm25_to_score(raw), strict=True)]
+        return _keyword_matches(best)
+
+    def _memory_keyword_query(
+        self, conn: sqlite3.Connection, index: BM25Index, phrases: Sequence[str], top_k: int,
+        filters: MetadataFilters | None,
+    ) -> list[VectorMatch]:
+        """:meth:`keyword_query` on the in-memory index (under ``_lock``, synced)."""
+        allowed = None
+        if filters is not None:
+            where, params = compile_filters(filters)
+            rows = conn.execute(f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
+                                [self._cid, *params])
+            allowed = [row[0] for row in rows]
+        # The FTS path's words, repeats and cap included; the index's tokenizer analyses
+        # them as FTS5's does.
+        hits = index.search(" ".join(phrase.strip('"') for phrase in phrases), top_k, allowed)
+        chunks = self._fetch(conn, [chunk_id for chunk_id, _ in hits])
+        return _keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
+                                 if chunk_id in chunks])
+
+    # ------------------------------------------------------ in-memory keyword index
+    @property
+    def keyword_index_loaded(self) -> bool:
+        """Whether keyword queries currently run on the in-memory index (as of the last
+        look at the database: another connection's write drops it on the next call)."""
+        with self._lock:
+            return self._keyword is not None
+
+    def _wants_keyword_index(self) -> bool:
+        """Count a keyword query and say whether it should run on the in-memory index."""
+        with self._lock:
+            self._keyword_queries += 1
+            if self._keyword is not None or self.keyword_index == "fts":
+                return False
+            return (self.keyword_index == "memory"
+                    or self._keyword_queries >= AUTO_KEYWORD_INDEX_AFTER)
+
+    def warm_keyword_index(self) -> bool:
+        """Build the in-memory keyword index now (unless current); keyword queries use
+        it from then on (``keyword_index="auto"`` or ``"memory"``). False with
+        ``"fts"``, if the collection does not exist yet, or if a write came in during
+        the build (then FTS5 answers and a later call or query builds again)."""
+        if self.keyword_index == "fts":
+            return False
+        return self._build_keyword_index(wait=True)
+
+    def _build_keyword_index(self, *, wait: bool) -> bool:
+        """Build the in-memory index from one snapshot of the chunk texts.
+
+        Reading the texts holds ``_lock``; tokenising them (the slow part) does not, so
+        other threads keep querying (on FTS5) meanwhile. The index is installed only if
+        the collection is still at the snapshot's generation: a write in between
+        (by this object or another) would otherwise be missing from it. One build at a
+        time; with ``wait=False`` a query does not queue behind another's build.
+        """
+        if not self._build_lock.acquire(blocking=wait):
+            return False
+        try:
+            with self._lock, self._read() as conn:
+                if self._keyword is not None:
+                    return True
+                if self._cid is None:
+                    return False
+                stamp = (self._cid, self._generation)
+                rows = conn.execute("SELECT id, text FROM chunks WHERE collection_id = ?",
+                                    (self._cid,)).fetchall()
+            index = BM25Index()
+            index.add(rows)
+            del rows
+            with self._lock:
+                if (self._cid, self._generation) != stamp:
+                    return False
+                self._keyword = index
+                self._keyword_builds += 1
+                return True
+        finally:
+            self._build_lock.release()
 
     def _bm25(
         self, search: _Fts5Search, phrases: Sequence[str], top_k: int
@@ -933,4 +1074,7 @@ class SqliteVectorStore:
             return {key: set(kinds) for key, kinds in keys.items()}
 
 
-__all__ = ["SCHEMA_VERSION", "CollectionStats", "SqliteVectorStore"]
+__all__ = [
+    "AUTO_KEYWORD_INDEX_AFTER", "SCHEMA_VERSION", "CollectionStats", "KeywordIndexMode",
+    "SqliteVectorStore",
+]

@@ -1,0 +1,286 @@
+"""SqliteVectorStore's in-memory keyword index: same answers as FTS5, built when the
+mode says so, kept in step with this object's writes, dropped on other writers'."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ragloom.stores.sqlite as sqlite_module
+from ragloom.errors import ConfigurationError, StoreError
+from ragloom.filters import MetadataFilters, parse_filters
+from ragloom.stores.bm25 import BM25Index
+from ragloom.stores.sqlite import AUTO_KEYWORD_INDEX_AFTER, SqliteVectorStore
+from ragloom.types import VectorEntry, VectorMatch
+from tests.stores.conftest import document_entries, entry, make_chunk
+from tests.stores.test_sqlite import _corpus, _expected
+
+EVEN = parse_filters({"key": "even", "op": "==", "value": True})
+SOME = parse_filters({"or": [{"key": "i", "op": "<", "value": 30},
+                             {"key": "i", "op": "in", "value": [41, 77, 120, 300]}]})
+NOTHING = parse_filters({"key": "i", "op": ">", "value": 10**9})
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "kb.db"
+
+
+def corpus_entries(documents: list[list[str]]) -> list[VectorEntry]:
+    return [entry(make_chunk(f"d{i:03d}", " ".join(words), {"even": i % 2 == 0, "i": i}),
+                  [1.0, float(i)]) for i, words in enumerate(documents)]
+
+
+def assert_same(got: list[VectorMatch], want: list[VectorMatch]) -> None:
+    """Same chunks in the same order, same raw BM25 (to rounding), same scores."""
+    assert [m.chunk for m in got] == [m.chunk for m in want]
+    np.testing.assert_allclose([m.raw_score for m in got], [m.raw_score for m in want],
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose([m.score for m in got], [m.score for m in want],
+                               rtol=1e-12, atol=0)
+
+
+def compare(
+    memory: SqliteVectorStore, fts: SqliteVectorStore, queries: Iterable[str], top_k: int,
+    filters: Iterable[MetadataFilters | None] = (None, EVEN, SOME),
+) -> int:
+    """Asserts both stores agree on every query and filter; returns the matches seen."""
+    seen = 0
+    filter_list = list(filters)
+    for text in queries:
+        for where in filter_list:
+            want = fts.keyword_query(text, top_k=top_k, filters=where)
+            got = memory.keyword_query(text, top_k=top_k, filters=where)
+            assert_same(got, want)
+            seen += len(got)
+    assert memory.keyword_index_loaded and not fts.keyword_index_loaded
+    return seen
+
+
+@pytest.mark.parametrize(("seed", "size", "query_words", "top_k"),
+                         [(21, 150, 3, 10), (22, 400, 6, 5), (23, 60, 2, 100), (24, 300, 4, 1)])
+def test_memory_path_equals_fts_and_the_reference(
+    db: Path, seed: int, size: int, query_words: int, top_k: int
+) -> None:
+    documents, queries = _corpus(seed, size, query_words)
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    fts.add(corpus_entries(documents))
+    memory = SqliteVectorStore(db, keyword_index="memory")
+    texts = [" ".join(query) for query in queries]
+    assert compare(memory, fts, texts, top_k) >= 2 * len(texts)
+    # Both are FTS5's formula, written out independently in the other test module.
+    for query in queries[:8]:
+        for where, allowed in ((None, None), (EVEN, set(range(0, size, 2)))):
+            ids, values = _expected(documents, query, top_k, allowed)
+            got = memory.keyword_query(" ".join(query), top_k=top_k, filters=where)
+            assert [m.chunk.id for m in got] == ids
+            np.testing.assert_allclose([m.raw_score for m in got], values, rtol=1e-9)
+    assert compare(memory, fts, texts[:3], top_k, [NOTHING]) == 0
+
+
+def test_ties_repeats_unknown_words_and_long_queries(db: Path) -> None:
+    texts = (["the walrus sings"] * 50 + ["the walrus the sings"] * 10
+             + [f"the cat {' '.join(['dog'] * (i % 7))}" for i in range(140)])
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    fts.add([entry(make_chunk(f"d{i:03d}", text, {"even": i % 2 == 0, "i": i}), [1, 0])
+             for i, text in enumerate(texts)])
+    memory = SqliteVectorStore(db, keyword_index="memory")
+    documents, _ = _corpus(5)
+    vocabulary = sorted({word for words in documents for word in words})
+    # More distinct words than the FTS path keeps (MAX_QUERY_TOKENS): the same are kept.
+    long_query = " ".join(vocabulary[:150] + ["walrus"] + [f"zz{n}" for n in range(150)])
+    queries = ["the walrus", "walrus the the", "The WALRUS, the cat & dogs!", "sings dog",
+               "unknownword", "the", "cat cat cat walrus", long_query]
+    for top_k in (1, 5, 55, 150, 250):
+        compare(memory, fts, queries, top_k)
+    assert memory.keyword_query("zzz qqq") == [] and memory.keyword_query("", top_k=5) == []
+
+
+def test_auto_switches_on_the_third_query(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert AUTO_KEYWORD_INDEX_AFTER == 3
+    documents, queries = _corpus(31, 200)
+    store = SqliteVectorStore(db)
+    assert store.keyword_index == "auto"
+    store.add(corpus_entries(documents))
+    reference = SqliteVectorStore(db, keyword_index="fts")
+    texts = [" ".join(query) for query in queries]
+    for n in range(AUTO_KEYWORD_INDEX_AFTER - 1):
+        assert_same(store.keyword_query(texts[n]), reference.keyword_query(texts[n]))
+        assert not store.keyword_index_loaded
+    # Queries without words or with top_k 0 never reach the index, nor count.
+    assert store.keyword_query("!!!") == [] and store.keyword_query(texts[0], top_k=0) == []
+    assert not store.keyword_index_loaded
+
+    def no_fts(*args: object, **kwargs: object) -> None:
+        raise AssertionError("FTS5 queried although the in-memory index was due")
+
+    for name in ("top", "best", "scores", "count"):
+        monkeypatch.setattr(sqlite_module._Fts5Search, name, no_fts)
+    for text in texts[2:]:
+        got = store.keyword_query(text, filters=SOME)
+        assert store.keyword_index_loaded
+        monkeypatch.undo()
+        assert_same(got, reference.keyword_query(text, filters=SOME))
+        for name in ("top", "best", "scores", "count"):
+            monkeypatch.setattr(sqlite_module._Fts5Search, name, no_fts)
+    assert store._keyword_builds == 1
+
+
+def test_fts_mode_never_builds(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_index(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an in-memory index was built in fts mode")
+
+    monkeypatch.setattr(sqlite_module, "BM25Index", no_index)
+    documents, queries = _corpus(32, 80)
+    store = SqliteVectorStore(db, keyword_index="fts")
+    store.add(corpus_entries(documents))
+    for query in queries:
+        store.keyword_query(" ".join(query), filters=EVEN)
+    assert store.warm_keyword_index() is False
+    assert not store.keyword_index_loaded and store._keyword_builds == 0
+
+
+def test_warm_builds_explicitly_and_refuses_bad_modes(db: Path) -> None:
+    store = SqliteVectorStore(db)
+    assert store.warm_keyword_index() is False  # no collection yet
+    store.add([entry(make_chunk("a", "alpha beta"), [1, 0]),
+               entry(make_chunk("b", "gamma"), [0, 1])])
+    assert store.warm_keyword_index() is True and store.keyword_index_loaded
+    assert store.warm_keyword_index() is True and store._keyword_builds == 1
+    assert [m.chunk.id for m in store.keyword_query("gamma")] == ["b"]
+    store.close()  # frees the copy; a later query reopens the file and uses FTS5 again
+    assert not store.keyword_index_loaded
+    assert [m.chunk.id for m in store.keyword_query("alpha")] == ["a"]
+    with pytest.raises(ConfigurationError, match="keyword_index"):
+        SqliteVectorStore(db, keyword_index="lucene")  # type: ignore[arg-type,unused-ignore]
+
+
+def test_own_writes_update_the_index_in_place(db: Path) -> None:
+    rng = np.random.default_rng(41)
+    documents, queries = _corpus(41, 120)
+    store = SqliteVectorStore(db, keyword_index="memory")
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    texts = [" ".join(query) for query in queries[:10]]
+    store.add(corpus_entries(documents[:60]))
+    compare(store, fts, texts, 10)
+    steps: list[Any] = [
+        lambda: store.add(corpus_entries(documents)[60:]),
+        lambda: store.delete([f"d{i:03d}" for i in range(0, 120, 3)] + ["missing"]),
+        # An upsert that changes text, and a chunk id moving to other words.
+        lambda: store.add([entry(make_chunk("d001", " ".join(documents[5]), {"i": 1}), [1, 0]),
+                           entry(make_chunk("d002", "brandnew words", {"i": 2}), [0, 1])]),
+    ]
+    for n in range(4):
+        doc, entries = document_entries(f"doc{n}.txt", [" ".join(documents[n]),
+                                                        " ".join(documents[n + 50])], rng, 2)
+        steps.append(lambda d=doc, e=entries: store.replace_document(d, e))
+    doc, entries = document_entries("doc1.txt", [" ".join(documents[99])], rng, 2)
+    steps.append(lambda: store.replace_document(doc, entries))  # replaces a document
+    steps.append(lambda: store.delete_documents([doc.id, "no-such-document"]))
+    for step in steps:
+        step()
+        assert store.keyword_index_loaded
+        compare(store, fts, [*texts, "brandnew"], 10, (None, EVEN))
+    assert store._keyword_builds == 1  # every change went in incrementally
+    assert len(store._keyword or ()) == store.count()
+
+
+def test_another_writer_drops_the_copy_and_results_stay_right(db: Path) -> None:
+    documents, queries = _corpus(51, 150)
+    store = SqliteVectorStore(db, keyword_index="memory")
+    other = SqliteVectorStore(db, keyword_index="fts")
+    other.add(corpus_entries(documents[:100]))
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    texts = [" ".join(query) for query in queries[:8]]
+    compare(store, fts, texts, 10)
+    other.add([*corpus_entries(documents)[100:], entry(make_chunk("new", "okapi"), [1, 1])])
+    # The next query sees the new generation, drops the copy and answers on FTS5...
+    assert [m.chunk.id for m in store.keyword_query("okapi")] == ["new"]
+    assert not store.keyword_index_loaded and store._keyword_builds == 1
+    # ...and the one after rebuilds it from the current texts.
+    compare(store, fts, texts, 10)
+    assert store._keyword_builds == 2
+    other.delete(["new"])
+    assert store.keyword_query("okapi") == []
+    compare(store, fts, texts, 10)
+    assert store._keyword_builds == 3
+
+
+def test_a_rolled_back_write_leaves_the_index_right(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SqliteVectorStore(db, keyword_index="memory")
+    store.add([entry(make_chunk("a", "kept words"), [1, 0])])
+    assert store.warm_keyword_index()
+
+    def boom(*args: object) -> int:
+        raise sqlite3.OperationalError("disk on fire")
+
+    monkeypatch.setattr(store, "_bump", boom)
+    with pytest.raises(StoreError, match="disk on fire"):
+        store.add([entry(make_chunk("b", "lost words"), [0, 1])])
+    with pytest.raises(StoreError, match="disk on fire"):
+        store.delete(["a"])
+    monkeypatch.undo()
+    assert store.keyword_index_loaded
+    assert store.keyword_query("lost") == []
+    assert [m.chunk.id for m in store.keyword_query("kept words")] == ["a"]
+    assert "b" not in (store._keyword or ()) and "a" in (store._keyword or ())
+
+
+def test_a_write_during_the_build_is_not_lost(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SqliteVectorStore(db, keyword_index="memory")
+    store.add([entry(make_chunk("a", "first text"), [1, 0])])
+
+    class WritesWhileBuilding(BM25Index):
+        def add(self, items: Iterable[tuple[str, str]]) -> None:
+            # Another thread's write through the same object, while texts are tokenised.
+            worker = threading.Thread(
+                target=store.add, args=([entry(make_chunk("b", "second text"), [0, 1])],))
+            worker.start()
+            worker.join()
+            super().add(items)
+
+    monkeypatch.setattr(sqlite_module, "BM25Index", WritesWhileBuilding)
+    # The snapshot misses "b": the build is thrown away and FTS5 answers this query.
+    assert [m.chunk.id for m in store.keyword_query("text")] == ["a", "b"]
+    assert not store.keyword_index_loaded
+    monkeypatch.undo()
+    assert [m.chunk.id for m in store.keyword_query("second")] == ["b"]
+    assert store.keyword_index_loaded and len(store._keyword or ()) == 2
+
+
+def test_threads_query_write_and_build_at_once(db: Path) -> None:
+    documents, queries = _corpus(61, 120)
+    store = SqliteVectorStore(db)
+    store.add(corpus_entries(documents[:40]))
+    texts = [" ".join(query) for query in queries]
+    errors: list[BaseException] = []
+    all_entries = corpus_entries(documents)
+
+    def work(worker: int) -> None:
+        try:
+            for n in range(20):
+                store.keyword_query(texts[(worker + n) % len(texts)], filters=EVEN)
+                if worker % 2 == 0:
+                    store.add(all_entries[40 + worker * 20 + n: 41 + worker * 20 + n])
+                else:
+                    store.warm_keyword_index()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert store.count() == 80
+    store.warm_keyword_index()
+    compare(store, SqliteVectorStore(db, keyword_index="fts"), texts, 10)
