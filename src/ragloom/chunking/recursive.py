@@ -17,7 +17,7 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from ragloom.chunking.base import Span, build_chunks, check_size
+from ragloom.chunking.base import Span, build_chunks, check_size, page_starts_of
 from ragloom.chunking.sentences import sentence_spans
 from ragloom.protocols import TokenCounter
 from ragloom.types import TextChunk, TextDocument
@@ -79,7 +79,16 @@ class RecursiveSplitter:
     # ------------------------------------------------------------------ public API
 
     def split(self, document: TextDocument) -> list[TextChunk]:
-        return build_chunks(document, self.split_spans(document.text))
+        # Chunks stay within one page, so a citation's page number is the whole truth.
+        text = document.text
+        starts = page_starts_of(document)
+        if not starts:
+            return build_chunks(document, self.split_spans(text))
+        bounds = [0, *[s for s in starts if 0 < s < len(text)], len(text)]
+        spans: list[Span] = []
+        for start, end in zip(bounds, bounds[1:], strict=False):
+            spans.extend(self.split_spans(text, start, end))
+        return build_chunks(document, spans)
 
     def split_spans(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
         """Chunk spans of ``text[start:end]`` (before whitespace stripping)."""
