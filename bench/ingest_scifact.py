@@ -1,6 +1,6 @@
 """End-to-end ingest throughput on SciFact, against raw embedding throughput.
 
-    .venv/bin/python bench/ingest_scifact.py [--limit N] [--embedder local:all-MiniLM-L6-v2]
+    .venv/bin/python bench/ingest_scifact.py [--limit N] [--embedder PROVIDER:MODEL]
 
 Writes the SciFact corpus (one .txt file per document: title, blank line, text) to
 a temporary folder, then measures in one process:
@@ -54,7 +54,9 @@ def backend_of(embedder: Any) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="documents (default: all)")
-    parser.add_argument("--embedder", default="local:all-MiniLM-L6-v2")
+    from ragloom.registry import DEFAULT_EMBEDDER
+
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     parser.add_argument("--batch-size", type=int, default=256)
     args = parser.parse_args()
 

@@ -88,3 +88,14 @@ def test_delete_removes_fts_and_vector_rows(cli: Cli, sample_dir: Path) -> None:
     hits = cli.json("search", "warranty frames lifetime", "--mode", "keyword")
     assert all("product-faq" not in m["document"] for m in hits["matches"])
     assert json.dumps(hits)
+
+
+def test_search_documents_lists_each_document_once(cli: Cli, sample_dir: Path) -> None:
+    cli("ingest", str(sample_dir), *FAKE)
+    chunks = cli.json("search", "the", "--mode", "keyword", "--top-k", "10")["matches"]
+    assert len({m["document"] for m in chunks}) < len(chunks)  # several chunks per document
+    docs = cli.json("search", "the", "--mode", "keyword", "--top-k", "10", "--documents")
+    names = [m["document"] for m in docs["matches"]]
+    assert len(names) == len(set(names)) == 3
+    scores = [m["score"] for m in docs["matches"]]
+    assert scores == sorted(scores, reverse=True)

@@ -13,6 +13,7 @@ step puts small pieces back together.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -86,7 +87,7 @@ class RecursiveSplitter:
             return build_chunks(document, self.split_spans(text))
         bounds = [0, *[s for s in starts if 0 < s < len(text)], len(text)]
         spans: list[Span] = []
-        for start, end in zip(bounds, bounds[1:], strict=False):
+        for start, end in itertools.pairwise(bounds):
             spans.extend(self.split_spans(text, start, end))
         return build_chunks(document, spans)
 

@@ -156,9 +156,10 @@ def search_command(
             result = search_many([(b.name, b.store, b.embedder) for b in bases], query, options)
         matches = list(result.matches)
         if documents:
-            from ragloom.evaluation.documents import documents_from_matches
+            from ragloom.retrieval.documents import documents_from_matches
 
-            matches = documents_from_matches(matches, top_k)
+            # Each document appears once, represented by its best chunk.
+            matches = [doc.best for doc in documents_from_matches(matches, top_k)]
         if json_output:
             print_json({"query": query, "degraded": result.degraded, "notice": result.notice,
                         "matches": [m.to_dict() for m in matches]})
