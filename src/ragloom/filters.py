@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
 from ragloom.errors import FilterError
+from ragloom.types import without_nul
 
 Operator: TypeAlias = Literal["==", "!=", ">", "<", ">=", "<=", "in", "nin"]
 Condition: TypeAlias = Literal["and", "or"]
@@ -56,8 +57,9 @@ class MetadataFilter:
 
     def __post_init__(self) -> None:
         validate_condition(self.key, self.operator, self.value)
-        if isinstance(self.value, list):
-            object.__setattr__(self, "value", tuple(self.value))
+        # Stored metadata has NULs replaced (see types.without_nul); values follow suit.
+        value = without_nul(self.value)
+        object.__setattr__(self, "value", tuple(value) if isinstance(value, list) else value)
 
     def to_dict(self) -> dict[str, Any]:
         value = list(self.value) if isinstance(self.value, tuple) else self.value

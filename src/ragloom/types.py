@@ -39,6 +39,31 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def without_nul(value: Any) -> Any:
+    """The value with NUL characters in its strings replaced by U+FFFD.
+
+    SQLite's JSON functions stop reading a string at a NUL, so a store would compare
+    "a\x00b" as "a"; replacing it everywhere keeps one meaning for filters on every store.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, Mapping):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(without_nul(v) for v in value)
+    return value
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 def _frozen_metadata(metadata: Metadata | None) -> dict[str, Any]:
     data = dict(metadata or {})
     # Round-trip through JSON so metadata is plain data that every store can hold.
@@ -62,6 +87,10 @@ class Document:
     id: str
     source: str
     metadata: Metadata = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if _has_nul(self.metadata):
+            object.__setattr__(self, "metadata", without_nul(self.metadata))
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": SCHEMA_VERSION, "type": "document", "id": self.id,
@@ -108,6 +137,10 @@ class Chunk:
     end: int
     page: int | None = None
     metadata: Metadata = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if _has_nul(self.metadata):
+            object.__setattr__(self, "metadata", without_nul(self.metadata))
 
 
 @dataclass(frozen=True, kw_only=True)

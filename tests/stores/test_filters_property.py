@@ -61,7 +61,8 @@ def test_every_store_matches_the_reference(
 ) -> None:
     entries = [entry(make_chunk(f"c{i:02d}", "word", meta), [1.0, float(i + 1)])
                for i, meta in enumerate(metadata)]
-    expected = {e.id for e, meta in zip(entries, metadata, strict=True) if evaluate(filters, meta)}
+    # The reference reads the metadata as the chunk holds it (NULs replaced).
+    expected = {e.id for e in entries if evaluate(filters, e.chunk.metadata)}
     query = Vector(np.array([1.0, 1.0], dtype=np.float32))
     top_k = len(entries)
 

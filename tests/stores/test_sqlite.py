@@ -429,3 +429,27 @@ def test_kill_9_mid_ingest_leaves_a_consistent_database(db: Path, kill_after: in
     assert store.count() == len(chunk_rows)
     assert store.keyword_query(f"n{last}")
     assert store.query(Vector(np.ones(16, np.float32)), top_k=3)
+
+
+def test_nul_characters_in_metadata_mean_the_same_on_every_store(tmp_path: Path) -> None:
+    chunk = make_chunk("c1", "word", {"name": "a\x00b"})
+    assert chunk.metadata["name"] == "a\ufffdb"
+    with SqliteVectorStore(tmp_path / "nul.db") as store:
+        store.add([entry(chunk, [1.0, 0.0])])
+        query = Vector(np.array([1.0, 0.0], dtype=np.float32))
+        for value, expected in (("a", 0), ("a\x00b", 1), ("a\ufffdb", 1)):
+            hits = store.query(query, filters=parse_filters({"name": value}))
+            assert len(hits) == expected, value
+
+
+def test_ingesting_does_not_load_the_vector_matrix(tmp_path: Path) -> None:
+    path = tmp_path / "lazy.db"
+    with SqliteVectorStore(path) as store:
+        store.add([entry(make_chunk(f"c{i}", "word"), [1.0, float(i)]) for i in range(5)])
+        assert store.count() == 5
+        assert store._matrix is None  # nothing searched yet: no vectors held in memory
+        hits = store.query(Vector(np.array([1.0, 0.0], dtype=np.float32)), top_k=2)
+        assert [h.chunk.id for h in hits] == ["c0", "c1"]
+        store.add([entry(make_chunk("c9", "word"), [0.0, 1.0])])
+        best = store.query(Vector(np.array([0.0, 1.0], dtype=np.float32)), top_k=1)
+        assert best[0].chunk.id == "c9"

@@ -22,7 +22,7 @@ from ragloom.errors import (
 from ragloom.filters import MetadataFilters, kind_of, parse_filters
 from ragloom.registry import DEFAULT_EMBEDDER
 
-console = Console(stderr=True, highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
 DEFAULT_DB_DIR = ".ragloom"

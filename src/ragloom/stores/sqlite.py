@@ -336,15 +336,19 @@ class SqliteVectorStore:
         self._generation: int | None = None
         self._embedder: str | None = None
         self._dimension: int | None = None
-        self._matrix = DenseMatrix(self._metric_arg or "cosine")
+        # Loaded on the first vector query, not on open: ingesting or checking documents
+        # then costs no memory for the collection's vectors.
+        self._matrix: DenseMatrix | None = None
+        self._metric_db: Metric = self._metric_arg or "cosine"
         # The in-memory keyword index, exactly the chunks at (_cid, _generation); None
         # until built and whenever it might be stale.
         self._keyword: BM25Index | None = None
 
     def open(self) -> SqliteVectorStore:
         """Open (and create if needed) the file and load this collection's vectors."""
-        with self._lock, self._read():
-            pass
+        with self._lock, self._read() as conn:
+            if self._cid is not None:
+                self._vectors(conn)
         return self
 
     def close(self) -> None:
@@ -423,12 +427,19 @@ class SqliteVectorStore:
                 f"collection {self.name!r} in {self.path!r} uses the {metric} metric, not "
                 f"{self._metric_arg}; open it with metric={metric!r} or metric=None"
             )
-        self._embedder, self._dimension = embedder, dimension
+        self._embedder, self._dimension, self._metric_db = embedder, dimension, metric
         if (cid, generation) != (self._cid, self._generation):
-            self._matrix = self._load_matrix(conn, cid, metric, dimension)
+            self._matrix = None
             self._cid, self._generation = cid, generation
             # Another connection wrote: rebuilding is the next keyword query's business.
             self._keyword = None
+
+    def _vectors(self, conn: sqlite3.Connection) -> DenseMatrix:
+        """The collection's vectors in memory, loading them on first use."""
+        if self._matrix is None:
+            self._matrix = self._load_matrix(conn, self._cid or 0, self._metric_db,
+                                             self._dimension)
+        return self._matrix
 
     @staticmethod
     def _load_matrix(
@@ -492,7 +503,7 @@ class SqliteVectorStore:
         cid = int(cursor.lastrowid or 0)
         for statement in _collection_ddl(cid):
             conn.execute(statement)
-        self._cid, self._generation, self._matrix = cid, 0, DenseMatrix(metric)
+        self._cid, self._generation, self._matrix = cid, 0, None
         return cid
 
     def _bump(self, conn: sqlite3.Connection, cid: int) -> int:
@@ -558,7 +569,8 @@ class SqliteVectorStore:
                 touched = self._upsert(conn, cid, entries, vectors)
                 conn.execute(_RECOUNT, (cid, _ids_json(touched)))
                 generation = self._bump(conn, cid)
-            self._matrix.upsert(vectors)
+            if self._matrix is not None:
+                self._matrix.upsert(vectors)
             self._keyword_update((), entries)
             self._generation = generation
 
@@ -574,7 +586,8 @@ class SqliteVectorStore:
                 removed, documents = self._delete_chunks(conn, _BY_IDS, (_ids_json(ids), cid))
                 conn.execute(_RECOUNT, (cid, _ids_json(documents)))
                 generation = self._bump(conn, cid)
-            self._matrix.remove(removed)
+            if self._matrix is not None:
+                self._matrix.remove(removed)
             self._keyword_update(removed, ())
             self._generation = generation
             return len(removed)
@@ -612,8 +625,9 @@ class SqliteVectorStore:
                      _to_json(dict(document.metadata)), created, now))
                 conn.execute(_RECOUNT, (cid, _ids_json(touched | {document.id})))
                 generation = self._bump(conn, cid)
-            self._matrix.remove(removed)
-            self._matrix.upsert(vectors)
+            if self._matrix is not None:
+                self._matrix.remove(removed)
+                self._matrix.upsert(vectors)
             self._keyword_update(removed, entries)
             self._generation = generation
 
@@ -633,7 +647,8 @@ class SqliteVectorStore:
                     f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
                     (cid, _ids_json(document_ids))).rowcount
                 generation = self._bump(conn, cid)
-            self._matrix.remove(removed)
+            if self._matrix is not None:
+                self._matrix.remove(removed)
             self._keyword_update(removed, ())
             self._generation = generation
             return int(count)
@@ -731,7 +746,7 @@ class SqliteVectorStore:
                     f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
                     [self._cid, *params])
                 allowed = [row[0] for row in rows]
-            hits = self._matrix.search(vector, top_k, allowed)
+            hits = self._vectors(conn).search(vector, top_k, allowed)
             chunks = self._fetch(conn, [hit[0] for hit in hits])
         return [VectorMatch(chunk=chunks[cid], score=score, raw_score=raw)
                 for cid, score, raw in hits if cid in chunks]
@@ -960,8 +975,14 @@ class SqliteVectorStore:
         return {row[0]: self._chunk(row[1:]) for row in rows}
 
     def count(self) -> int:
-        with self._lock, self._read():
-            return len(self._matrix)
+        with self._lock, self._read() as conn:
+            if self._matrix is not None:
+                return len(self._matrix)
+            if self._cid is None:
+                return 0
+            row = conn.execute("SELECT COUNT(*) FROM chunks WHERE collection_id = ?",
+                               (self._cid,)).fetchone()
+            return int(row[0])
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
