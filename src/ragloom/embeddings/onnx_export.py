@@ -21,8 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,10 +28,11 @@ from typing import Any
 import numpy as np
 
 from ragloom.errors import ConfigurationError, MissingDependencyError
+from ragloom.model_cache import MARKER, build_cached, default_cache_dir
+from ragloom.model_cache import is_complete as is_complete
 
 FP32_FILE = "model-fp32.onnx"
 INT8_FILE = "model-int8.onnx"
-MARKER = "ragloom-cache.json"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Bump when the export recipe changes, so old caches are not reused.
 RECIPE = 1
@@ -64,43 +63,10 @@ def cache_folder(model_folder: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"all-minilm-l6-v2-onnx-{key[:16]}"
 
 
-def default_cache_dir() -> Path:
-    """``$RAGLOOM_CACHE_DIR/models`` or ``~/.cache/ragloom/models``."""
-    root = os.environ.get("RAGLOOM_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "ragloom"
-    return base / "models"
-
-
-def is_complete(folder: Path) -> bool:
-    return (folder / MARKER).is_file()
-
-
 def export_cached(model_folder: Path, *, cache_dir: Path | None = None) -> Path:
     """The folder holding both ONNX graphs, exported on first use and reused after."""
-    target = cache_folder(model_folder, cache_dir)
-    if is_complete(target):
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(
-            f"cannot create the model cache folder {target.parent}: {exc}. Set "
-            "RAGLOOM_CACHE_DIR to a writable folder"
-        ) from exc
-    with _file_lock(target.parent / f"{target.name}.lock"):
-        if is_complete(target):
-            return target
-        for stale in target.parent.glob(f"{target.name}.tmp-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # left by a killed export
-        if target.exists():
-            shutil.rmtree(target)  # no marker, so never a finished cache
-        work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=target.parent))
-        try:
-            export(model_folder, work)
-            os.replace(work, target)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return target
+    return build_cached(cache_folder(model_folder, cache_dir),
+                        lambda work: export(model_folder, work))
 
 
 def export(model_folder: Path, out: Path) -> None:
@@ -241,18 +207,3 @@ def _quiet_root_logger() -> Iterator[None]:
         yield
     finally:
         logging.disable(previous)
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # Windows: the atomic rename alone keeps the cache whole
-        yield
-        return
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

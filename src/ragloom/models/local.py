@@ -13,13 +13,10 @@ These small models have no tool calling: ``tools`` is accepted and ignored.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -34,6 +31,7 @@ from ragloom.errors import (
     MissingDependencyError,
     ProviderError,
 )
+from ragloom.model_cache import MARKER, build_cached, default_cache_dir
 from ragloom.models.chat_template import TemplateMessage, fit_prompt, template_messages
 from ragloom.protocols import as_messages
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
@@ -391,14 +389,6 @@ def import_transformers() -> tuple[Any, Any]:
     return transformers, torch
 
 
-def default_cache_dir() -> Path:
-    """Where converted models live: ``$RAGLOOM_CACHE_DIR/models`` or
-    ``~/.cache/ragloom/models``."""
-    root = os.environ.get("RAGLOOM_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "ragloom"
-    return base / "models"
-
-
 def cache_folder(gguf: Path, cache_dir: Path | None = None) -> Path:
     """The cache folder for a GGUF file; a changed file (size, mtime) gets a new one."""
     stat = gguf.stat()
@@ -407,44 +397,13 @@ def cache_folder(gguf: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"{stem}-{key[:16]}"
 
 
-def _is_complete(folder: Path) -> bool:
-    return (folder / _CACHE_MARKER).is_file()
-
-
-_CACHE_MARKER = "ragloom-cache.json"
+_CACHE_MARKER = MARKER
 
 
 def convert_gguf_cached(gguf: Path, *, cache_dir: Path | None = None) -> Path:
-    """A transformers folder converted from ``gguf``, made on first use and reused.
-
-    The conversion is written to a temporary folder beside the target and renamed
-    into place, so a killed conversion never leaves a half cache. A lock file makes
-    a second process wait for the first one's conversion instead of repeating it.
-    """
-    target = cache_folder(gguf, cache_dir)
-    if _is_complete(target):
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(
-            f"cannot create the model cache folder {target.parent}: {exc}. Set "
-            "RAGLOOM_CACHE_DIR to a writable folder"
-        ) from exc
-    with _file_lock(target.parent / f"{target.name}.lock"):
-        if _is_complete(target):
-            return target
-        for stale in target.parent.glob(f"{target.name}.tmp-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # left by a killed conversion
-        if target.exists():
-            shutil.rmtree(target)  # not ours: no marker, so never a finished cache
-        work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=target.parent))
-        try:
-            _convert(gguf, work)
-            os.replace(work, target)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return target
+    """A transformers folder converted from ``gguf``, made once and reused
+    (see :mod:`ragloom.model_cache` for how a killed or concurrent conversion is safe)."""
+    return build_cached(cache_folder(gguf, cache_dir), lambda work: _convert(gguf, work))
 
 
 def _convert(gguf: Path, out: Path) -> None:
@@ -476,21 +435,6 @@ def _convert(gguf: Path, out: Path) -> None:
     record = {"gguf": str(gguf), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
               "transformers": str(transformers.__version__)}
     (out / _CACHE_MARKER).write_text(json.dumps(record, indent=2), encoding="utf-8")
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # Windows: the atomic rename alone keeps the cache whole
-        yield
-        return
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def create_model(model: str, *, provider: str, **options: Any) -> LocalChatModel:
