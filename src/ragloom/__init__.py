@@ -29,6 +29,7 @@ from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.vector import VectorRetriever
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.types import (
+    BinaryDocument,
     ChatMessage,
     ChatResponse,
     Chunk,
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "ChatMessage", "ChatResponse", "Chunk", "Chunker", "Document", "DocumentIndex", "Embedding",
+    "BinaryDocument", "ChatMessage", "ChatResponse", "Chunk", "Chunker", "Document", "DocumentIndex", "Embedding",
     "EmbeddingProvider", "HybridVector", "InMemoryVectorStore", "IngestReport",
     "KeywordSearchable", "KnowledgeBase", "MetadataFilter", "MetadataFilters", "ModelProvider",
     "NaiveRag", "Prompt", "QueryMatch", "Rag", "RagAnswer", "RagError", "Reranker", "Retriever",

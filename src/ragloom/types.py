@@ -7,6 +7,7 @@ a no-op. ``to_dict`` / ``from_dict`` give one versioned JSON shape for each type
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -123,6 +124,56 @@ class TextDocument(Document):
     def from_dict(cls, data: Mapping[str, Any]) -> TextDocument:
         _check_version(data)
         return cls(id=data["id"], source=data["source"], text=data["text"],
+                   metadata=dict(data.get("metadata") or {}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinaryDocument(Document):
+    """A document whose content is bytes a model may read directly: an image, a PDF.
+
+    Text-only models see a placeholder naming its type instead (see :meth:`placeholder`).
+    """
+
+    data: bytes = field(repr=False)
+    mime_type: str
+
+    @classmethod
+    def create(
+        cls, data: bytes, *, mime_type: str, source: str = "",
+        metadata: Metadata | None = None,
+    ) -> BinaryDocument:
+        """Build a document whose id is derived from its source and bytes."""
+        digest = hashlib.sha256(data).hexdigest()
+        source = source or f"bytes:{digest[:16]}"
+        meta = _frozen_metadata(metadata)
+        meta.setdefault("source", source)
+        meta.setdefault("content_hash", digest)
+        meta.setdefault("mime_type", mime_type)
+        return cls(id=content_id(source, digest), source=source, data=bytes(data),
+                   mime_type=mime_type, metadata=meta)
+
+    @property
+    def named_source(self) -> str:
+        """The source the caller gave, or "" when it was derived from the bytes."""
+        return "" if self.source.startswith("bytes:") else self.source
+
+    def placeholder(self, number: int | None = None) -> str:
+        """Text standing in for the bytes, e.g. ``[attachment 1: image/png, cat.png]``."""
+        label = "attachment" if number is None else f"attachment {number}"
+        where = f", {self.named_source}" if self.named_source else ""
+        return f"[{label}: {self.mime_type}{where}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data.update(type="binary_document", mime_type=self.mime_type,
+                    data=base64.b64encode(self.data).decode("ascii"))
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BinaryDocument:
+        _check_version(data)
+        return cls(id=data["id"], source=data["source"], mime_type=data["mime_type"],
+                   data=base64.b64decode(data["data"]),
                    metadata=dict(data.get("metadata") or {}))
 
 
@@ -405,6 +456,8 @@ def part_text(part: PromptPart) -> str:
         return part
     if isinstance(part, (TextDocument, TextChunk)):
         return part.text
+    if isinstance(part, BinaryDocument):
+        return part.placeholder()
     return f"[{type(part).__name__} {part.id}]"
 
 
@@ -444,3 +497,22 @@ class Prompt:
 
     def render(self, **insertions: PromptPart | Sequence[PromptPart]) -> str:
         return "".join(part_text(part) for part in self.fill(**insertions))
+
+    def to_message(
+        self, role: Role = "user", **insertions: PromptPart | Sequence[PromptPart]
+    ) -> ChatMessage:
+        """One message: text and text documents/chunks rendered into ``content`` (as
+        :meth:`render` does), binary documents moved to ``attachments``.
+
+        Each binary document leaves ``[attachment N: <mime type>]`` at its place in the
+        text, so the prompt can refer to it and the model knows where it belongs.
+        """
+        text: list[str] = []
+        attachments: list[BinaryDocument] = []
+        for part in self.fill(**insertions):
+            if isinstance(part, BinaryDocument):
+                attachments.append(part)
+                text.append(part.placeholder(len(attachments)))
+            else:
+                text.append(part_text(part))
+        return ChatMessage(role=role, content="".join(text), attachments=tuple(attachments))

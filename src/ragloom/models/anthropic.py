@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from ragloom.errors import AuthenticationError, ProviderError
+from ragloom.models import attachments
 from ragloom.models._http import (
     DEFAULT_TIMEOUT,
     bad_response,
@@ -33,13 +34,37 @@ def tool_schema(tool: Tool) -> dict[str, Any]:
             "input_schema": dict(tool.parameters)}
 
 
-def split_messages(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+ACCEPTED_TYPES = (*sorted(attachments.IMAGE_TYPES), attachments.PDF_TYPE)
+
+
+def attachment_blocks(message: ChatMessage, provider: str = "anthropic") -> list[dict[str, Any]]:
+    """Text attachments as text blocks, images as image blocks, PDFs as document blocks."""
+    if not message.attachments:
+        return []
+    attachments.check_role(message, provider)
+    blocks: list[dict[str, Any]] = []
+    for item in attachments.parts(message):
+        if isinstance(item, str):
+            blocks.append({"type": "text", "text": item})
+        elif attachments.is_image(item) or attachments.is_pdf(item):
+            kind = "image" if attachments.is_image(item) else "document"
+            blocks.append({"type": kind, "source": {
+                "type": "base64", "media_type": item.mime_type.lower(),
+                "data": attachments.base64_of(item)}})
+        else:
+            raise attachments.unsupported(item, provider, ACCEPTED_TYPES)
+    return blocks
+
+
+def split_messages(
+    messages: Sequence[ChatMessage], provider: str = "anthropic"
+) -> tuple[str, list[dict[str, Any]]]:
     """The system prompt and the conversation in Anthropic's shape.
 
     Tool results travel as ``tool_result`` blocks in a user turn; consecutive turns
     of one role are merged because the API wants user and assistant to alternate.
     """
-    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    system = "\n\n".join(_system_text(m, provider) for m in messages if m.role == "system")
     turns: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "system":
@@ -52,6 +77,7 @@ def split_messages(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str,
         else:
             role = message.role
             blocks = [{"type": "text", "text": message.content}] if message.content else []
+            blocks += attachment_blocks(message, provider)
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
                        for c in message.tool_calls]
         if turns and turns[-1]["role"] == role:
@@ -59,6 +85,14 @@ def split_messages(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str,
         else:
             turns.append({"role": role, "content": blocks})
     return system, turns
+
+
+def _system_text(message: ChatMessage, provider: str) -> str:
+    # The system prompt is a plain string here, so its attachments can only be text.
+    if not message.attachments:
+        return message.content
+    attachments.check_role(message, provider)
+    return attachments.joined(message.content, [str(p) for p in attachments.parts(message)])
 
 
 class AnthropicChatModel:
@@ -121,7 +155,7 @@ class AnthropicChatModel:
         temperature: float | None,
         max_tokens: int | None,
     ) -> dict[str, Any]:
-        system, turns = split_messages(as_messages(messages))
+        system, turns = split_messages(as_messages(messages), self.provider)
         request: dict[str, Any] = {"model": self.model, "messages": turns,
                                    "max_tokens": max_tokens or self.max_tokens}
         if system:

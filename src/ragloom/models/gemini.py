@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from ragloom.errors import AuthenticationError, ProviderError
+from ragloom.models import attachments
 from ragloom.models._http import (
     DEFAULT_TIMEOUT,
     bad_response,
@@ -23,19 +24,65 @@ from ragloom.models._http import (
     sdk_error,
 )
 from ragloom.protocols import as_messages
-from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+from ragloom.types import (
+    BinaryDocument,
+    ChatDelta,
+    ChatMessage,
+    ChatResponse,
+    Tool,
+    ToolCall,
+    Usage,
+)
 
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 BASE_URL_ENV = "GEMINI_BASE_URL"
 
 
-def contents(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+def accepts(doc: BinaryDocument) -> bool:
+    """Gemini reads images, PDFs, audio and video inline."""
+    kind = doc.mime_type.lower()
+    return (attachments.is_image(doc) or attachments.is_pdf(doc)
+            or kind.startswith(("audio/", "video/")))
+
+
+def attachment_parts(message: ChatMessage, provider: str = "gemini") -> list[dict[str, Any]]:
+    """Text attachments as text parts, binary ones as ``inline_data`` parts.
+
+    Plain dicts of the shape ``types.Part.from_bytes`` builds, so this stays importable
+    without the SDK; the SDK validates them into ``Part`` objects and base64-encodes.
+    """
+    if not message.attachments:
+        return []
+    attachments.check_role(message, provider)
+    out: list[dict[str, Any]] = []
+    for item in attachments.parts(message):
+        if isinstance(item, str):
+            out.append({"text": item})
+        elif accepts(item):
+            out.append({"inline_data": {"mime_type": item.mime_type, "data": item.data}})
+        else:
+            raise attachments.unsupported(
+                item, provider, (*sorted(attachments.IMAGE_TYPES), attachments.PDF_TYPE,
+                                 "audio/*", "video/*"))
+    return out
+
+
+def _system_text(message: ChatMessage, provider: str) -> str:
+    if not message.attachments:
+        return message.content
+    attachments.check_role(message, provider)
+    return attachments.joined(message.content, [str(p) for p in attachments.parts(message)])
+
+
+def contents(
+    messages: Sequence[ChatMessage], provider: str = "gemini"
+) -> tuple[str, list[dict[str, Any]]]:
     """The system instruction and the conversation as Gemini ``contents``.
 
     Gemini answers function calls by function name, so tool results look the name
     up from the assistant's earlier calls.
     """
-    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    system = "\n\n".join(_system_text(m, provider) for m in messages if m.role == "system")
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -52,6 +99,7 @@ def contents(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]
             role = "model" if message.role == "assistant" else "user"
             if message.content:
                 parts.append({"text": message.content})
+            parts += attachment_parts(message, provider)
             for call in message.tool_calls:
                 names[call.id] = call.name
                 parts.append({"function_call": {"id": call.id, "name": call.name,
@@ -135,7 +183,7 @@ class GeminiChatModel:
         temperature: float | None,
         max_tokens: int | None,
     ) -> dict[str, Any]:
-        system, conversation = contents(as_messages(messages))
+        system, conversation = contents(as_messages(messages), self.provider)
         # Tools are declarations only: the SDK must not try to call Python functions.
         config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
         if system:

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from ragloom.errors import ProviderError
+from ragloom.models import attachments
 from ragloom.models._http import (
     DEFAULT_TIMEOUT,
     bad_response,
@@ -36,12 +37,39 @@ def tool_schema(tool: Tool) -> dict[str, Any]:
                                              "parameters": dict(tool.parameters)}}
 
 
-def message_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def with_attachments(message: ChatMessage, data: dict[str, Any], provider: str) -> None:
+    """Text attachments join the content; images go in ``images`` (Ollama reads no files).
+
+    Images are handed to the SDK as bytes: it base64-encodes them for the wire, and a
+    base64 string would first be probed as a file path.
+    """
+    if not message.attachments:
+        return
+    attachments.check_role(message, provider)
+    texts: list[str] = []
+    images: list[bytes] = []
+    for item in attachments.parts(message):
+        if isinstance(item, str):
+            texts.append(item)
+        elif attachments.is_image(item):
+            images.append(item.data)
+        else:
+            raise attachments.unsupported(item, provider, sorted(attachments.IMAGE_TYPES))
+    if texts:
+        data["content"] = attachments.joined(message.content, texts)
+    if images:
+        data["images"] = images
+
+
+def message_dicts(
+    messages: Sequence[ChatMessage], provider: str = "ollama"
+) -> list[dict[str, Any]]:
     """Ollama names tool results by function name, not by call id, so look the name up."""
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for message in messages:
         data: dict[str, Any] = {"role": message.role, "content": message.content}
+        with_attachments(message, data, provider)
         if message.tool_calls:
             names.update({c.id: c.name for c in message.tool_calls})
             data["tool_calls"] = [{"function": {"name": c.name, "arguments": dict(c.arguments)}}
@@ -131,7 +159,8 @@ class OllamaChatModel(OllamaClientMixin):
         if max_tokens is not None:
             options["num_predict"] = max_tokens
         request: dict[str, Any] = {"model": self.model,
-                                   "messages": message_dicts(as_messages(messages))}
+                                   "messages": message_dicts(as_messages(messages),
+                                                         self.provider)}
         if tools:
             request["tools"] = [tool_schema(t) for t in tools]
         if options:

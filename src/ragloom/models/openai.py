@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragloom.errors import AuthenticationError, ProviderError
+from ragloom.models import attachments
 from ragloom.models._http import (
     DEFAULT_TIMEOUT,
     PLACEHOLDER_KEY,
@@ -36,15 +37,51 @@ def tool_schema(tool: Tool) -> dict[str, Any]:
                                              "parameters": dict(tool.parameters)}}
 
 
-def message_dict(message: ChatMessage) -> dict[str, Any]:
+ACCEPTED_TYPES = (*sorted(attachments.IMAGE_TYPES), attachments.PDF_TYPE)
+
+
+def message_content(message: ChatMessage, provider: str = "openai") -> str | list[dict[str, Any]]:
+    """A string, unless binary attachments need the list-of-parts form.
+
+    Text attachments alone stay in one string, which every compatible server reads.
+    """
+    if not message.attachments:
+        return message.content
+    attachments.check_role(message, provider)
+    items = list(attachments.parts(message))
+    if all(isinstance(item, str) for item in items):
+        return attachments.joined(message.content, [str(item) for item in items])
+    content: list[dict[str, Any]] = []
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    number = 0
+    for item in items:
+        if isinstance(item, str):
+            content.append({"type": "text", "text": item})
+            continue
+        number += 1
+        if attachments.is_image(item):
+            content.append({"type": "image_url",
+                            "image_url": {"url": attachments.data_url(item)}})
+        elif attachments.is_pdf(item):
+            content.append({"type": "file", "file": {
+                "filename": attachments.filename(item, number),
+                "file_data": attachments.data_url(item)}})
+        else:
+            raise attachments.unsupported(item, provider, ACCEPTED_TYPES)
+    return content
+
+
+def message_dict(message: ChatMessage, provider: str = "openai") -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "",
                 "content": message.content}
-    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    data: dict[str, Any] = {"role": message.role,
+                            "content": message_content(message, provider)}
     if message.name:
         data["name"] = message.name
     if message.tool_calls:
-        data["content"] = message.content or None
+        data["content"] = data["content"] or None
         data["tool_calls"] = [
             {"id": call.id, "type": "function",
              "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))}}
@@ -121,7 +158,7 @@ class OpenAIChatModel:
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [message_dict(m) for m in as_messages(messages)],
+            "messages": [message_dict(m, self.provider) for m in as_messages(messages)],
         }
         if tools:
             request["tools"] = [tool_schema(t) for t in tools]
