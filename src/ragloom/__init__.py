@@ -55,7 +55,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "BinaryDocument", "ChatMessage", "ChatResponse", "Chunk", "Chunker", "Document", "DocumentIndex", "Embedding",
+    "BinaryDocument", "ChatMessage", "ChatResponse", "Chunk", "Chunker", "Document",
+    "DocumentIndex", "Embedding",
     "EmbeddingProvider", "HybridVector", "InMemoryVectorStore", "IngestReport",
     "KeywordSearchable", "KnowledgeBase", "MetadataFilter", "MetadataFilters", "ModelProvider",
     "NaiveRag", "Prompt", "QueryMatch", "Rag", "RagAnswer", "RagError", "Reranker", "Retriever",
