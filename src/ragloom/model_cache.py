@@ -8,6 +8,7 @@ instead of repeating it.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -18,6 +19,8 @@ from pathlib import Path
 from ragloom.errors import ConfigurationError
 
 MARKER = "ragloom-cache.json"
+
+_log = logging.getLogger("ragloom")
 
 
 def default_cache_dir() -> Path:
@@ -31,10 +34,11 @@ def is_complete(folder: Path) -> bool:
     return (folder / MARKER).is_file()
 
 
-def build_cached(target: Path, build: Callable[[Path], None]) -> Path:
+def build_cached(target: Path, build: Callable[[Path], None], *, what: str = "model") -> Path:
     """``target``, built by ``build(empty_folder)`` on first use and reused after.
 
     ``build`` must write :data:`MARKER` last, once everything else is in place.
+    ``what`` names the work in the one-line notice a first build logs.
     """
     if is_complete(target):
         return target
@@ -53,12 +57,28 @@ def build_cached(target: Path, build: Callable[[Path], None]) -> Path:
         if target.exists():
             shutil.rmtree(target)  # no marker, so never a finished cache
         work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=target.parent))
+        _log.info("first use: %s into %s (once; later runs reuse it)", what, target)
         try:
-            build(work)
+            with _quiet_progress_bars():
+                build(work)
             os.replace(work, target)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+@contextmanager
+def _quiet_progress_bars() -> Iterator[None]:
+    """Silence tqdm bars of the libraries doing the build (our notice says what happens)."""
+    previous = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = previous
 
 
 @contextmanager

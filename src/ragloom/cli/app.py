@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import typer
 
 from ragloom.cli.ingest_cmd import ingest_command
@@ -31,4 +33,11 @@ _register_eval()
 
 
 def main() -> None:
+    # Library notices (e.g. a model prepared on first use) go to stderr as plain lines.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("ragloom: %(message)s"))
+    logger = logging.getLogger("ragloom")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
     app()

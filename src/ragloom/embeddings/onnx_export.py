@@ -66,7 +66,8 @@ def cache_folder(model_folder: Path, cache_dir: Path | None = None) -> Path:
 def export_cached(model_folder: Path, *, cache_dir: Path | None = None) -> Path:
     """The folder holding both ONNX graphs, exported on first use and reused after."""
     return build_cached(cache_folder(model_folder, cache_dir),
-                        lambda work: export(model_folder, work))
+                        lambda work: export(model_folder, work),
+                        what="exporting the embedding model to ONNX (about 10 s)")
 
 
 def export(model_folder: Path, out: Path) -> None:

@@ -403,7 +403,8 @@ _CACHE_MARKER = MARKER
 def convert_gguf_cached(gguf: Path, *, cache_dir: Path | None = None) -> Path:
     """A transformers folder converted from ``gguf``, made once and reused
     (see :mod:`ragloom.model_cache` for how a killed or concurrent conversion is safe)."""
-    return build_cached(cache_folder(gguf, cache_dir), lambda work: _convert(gguf, work))
+    return build_cached(cache_folder(gguf, cache_dir), lambda work: _convert(gguf, work),
+                        what=f"converting the language model {gguf.name} (15-40 s)")
 
 
 def _convert(gguf: Path, out: Path) -> None:
