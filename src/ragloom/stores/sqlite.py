@@ -27,22 +27,23 @@ Keyword search runs on FTS5, or on an in-memory copy of the text index (a
 object has answered a few keyword queries (``keyword_index``): the copy is built from
 the chunk texts, changed after this object's own commits like the matrix, and
 dropped when ``generation`` shows another connection wrote (rebuilt on a later query).
+
+The schema and SQL snippets live in :mod:`ragloom.stores.sqlite_schema`, FTS5 ranking
+and the in-memory copy's bookkeeping in :mod:`ragloom.stores.sqlite_keyword`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
 import time
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -56,222 +57,39 @@ from ragloom.errors import (
 )
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
-from ragloom.retrieval.scores import bm25_to_score
-from ragloom.stores.bm25 import FTS5_IDF_FLOOR, K1, BM25Index
+from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.sqlite_filters import compile_filters, fts_phrases
+from ragloom.stores.sqlite_keyword import (
+    AUTO_KEYWORD_INDEX_AFTER,
+    KEYWORD_INDEX_MODES,
+    Fts5Ranker,
+    KeywordCopy,
+    KeywordIndexMode,
+    keyword_matches,
+)
+from ragloom.stores.sqlite_keyword import Fts5Search as _Fts5Search
+from ragloom.stores.sqlite_schema import (
+    BY_DOCUMENTS,
+    BY_IDS,
+    CHUNK_COLUMNS,
+    DOCUMENT_COLUMNS,
+    IN_JSON,
+    RECOUNT,
+    SCHEMA,
+    SCHEMA_VERSION,
+    STATS_SQL,
+    UPSERT_CHUNK,
+    VECTOR_DTYPE,
+    collection_ddl,
+    drop_collection_ddl,
+    ids_json,
+    to_json,
+)
 from ragloom.types import Document, Embedding, TextChunk, VectorEntry, VectorMatch
 
-SCHEMA_VERSION = 1
 _STORE = "SqliteVectorStore"
-_VECTOR_DTYPE = np.dtype("<f4")
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS collections (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        name TEXT NOT NULL UNIQUE,
-        embedder TEXT,
-        dimension INTEGER,
-        metric TEXT NOT NULL,
-        generation INTEGER NOT NULL DEFAULT 0,
-        created REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS documents (
-        collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-        id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        settings TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        chunk_count INTEGER NOT NULL,
-        created REAL NOT NULL,
-        updated REAL NOT NULL,
-        PRIMARY KEY (collection_id, id),
-        UNIQUE (collection_id, source))""",
-    """CREATE TABLE IF NOT EXISTS chunks (
-        pk INTEGER PRIMARY KEY,
-        collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-        id TEXT NOT NULL,
-        document_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        start_char INTEGER NOT NULL,
-        end_char INTEGER NOT NULL,
-        page INTEGER,
-        text TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        vector BLOB NOT NULL,
-        UNIQUE (collection_id, id))""",
-    "CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (collection_id, document_id)",
-)
-
-_CHUNK_COLUMNS = "id, document_id, idx, start_char, end_char, page, text, metadata"
-_UPSERT_CHUNK = """
-    INSERT INTO chunks (collection_id, id, document_id, idx, start_char, end_char, page,
-                        text, metadata, vector)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (collection_id, id) DO UPDATE SET
-        document_id = excluded.document_id, idx = excluded.idx,
-        start_char = excluded.start_char, end_char = excluded.end_char,
-        page = excluded.page, text = excluded.text, metadata = excluded.metadata,
-        vector = excluded.vector"""
-_IN_JSON = "IN (SELECT value FROM json_each(?))"
-# Chunks by a JSON list of ids. CROSS JOIN fixes the order (list first, then the unique
-# index), which the planner would otherwise not pick and scan the collection instead.
-_BY_IDS = "json_each(?) AS j CROSS JOIN chunks AS c ON c.collection_id = ? AND c.id = j.value"
-_BY_DOCUMENTS = f"chunks AS c WHERE c.collection_id = ? AND c.document_id {_IN_JSON}"
-_RECOUNT = f"""
-    UPDATE documents SET chunk_count = (
-        SELECT COUNT(*) FROM chunks c
-        WHERE c.collection_id = documents.collection_id AND c.document_id = documents.id)
-    WHERE collection_id = ? AND id {_IN_JSON}"""
-
-
-def _collection_ddl(cid: int) -> list[str]:
-    """DDL for one collection's text index; ``cid`` is an integer id, never user text."""
-    fts = f"fts_{int(cid)}"
-    view = f"chunk_text_{int(cid)}"
-    return [
-        f"CREATE VIEW IF NOT EXISTS {view} AS "
-        f"SELECT pk, text FROM chunks WHERE collection_id = {int(cid)}",
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(text, content='{view}', "
-        "content_rowid='pk', tokenize='porter unicode61 remove_diacritics 2')",
-        f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON chunks "
-        f"WHEN new.collection_id = {int(cid)} BEGIN "
-        f"INSERT INTO {fts} (rowid, text) VALUES (new.pk, new.text); END",
-        f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON chunks "
-        f"WHEN old.collection_id = {int(cid)} BEGIN "
-        f"INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.pk, old.text); END",
-        f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF text ON chunks "
-        f"WHEN new.collection_id = {int(cid)} BEGIN "
-        f"INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.pk, old.text); "
-        f"INSERT INTO {fts} (rowid, text) VALUES (new.pk, new.text); END",
-    ]
-
-
-def _drop_collection_ddl(cid: int) -> list[str]:
-    fts = f"fts_{int(cid)}"
-    return [f"DROP TRIGGER IF EXISTS {fts}_{suffix}" for suffix in ("ai", "ad", "au")] + [
-        f"DROP TABLE IF EXISTS {fts}", f"DROP VIEW IF EXISTS chunk_text_{int(cid)}"]
-
-
-def _finite(value: Any) -> Any:
-    """Non-finite floats become null: JSON (and SQLite's JSON functions) has no NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
-
-
-def _to_json(data: Any) -> str:
-    try:
-        return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
-    except ValueError:
-        return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, default=str)
-
-
-def _ids_json(ids: Iterable[str]) -> str:
-    return json.dumps(list(ids))
-
-
-#: Rows fetched past ``top_k`` so that ties at the cut-off are seen and broken by id.
-_TIE_ROOM = 16
-#: Phrases whose match counts are remembered per collection generation.
-_COUNT_CACHE_SIZE = 50_000
-
-KeywordIndexMode = Literal["auto", "fts", "memory"]
-KEYWORD_INDEX_MODES: tuple[str, ...] = get_args(KeywordIndexMode)
-#: With ``keyword_index="auto"``, the keyword query (counted per store object) from
-#: which the in-memory BM25 copy is built and used. Building tokenises every chunk
-#: text in Python (1-2 s per 10k chunks), a few hundred FTS5 queries' worth, and pays
-#: back only in a process that keeps querying. A one-shot CLI search or ask makes one
-#: keyword query (two with a retry or a follow-up); a third marks a long-lived process
-#: (server, notebook, benchmark, chat session), where every later query is then more
-#: than 10x faster.
-AUTO_KEYWORD_INDEX_AFTER = 3
-
-
-class _Fts5Search:
-    """FTS5 statements over one collection's text index, optionally filtered by metadata.
-
-    ``fts`` is ``fts_<integer id>`` and ``where`` SQL compiled from filters, never user
-    text; phrases and filter values travel as bound parameters. Scores are FTS5's
-    ``-bm25()``: positive, higher is better.
-    """
-
-    def __init__(
-        self, conn: sqlite3.Connection, fts: str, where: str, params: Sequence[object]
-    ) -> None:
-        self.conn = conn
-        self.fts = fts
-        self.where = where
-        self.params = list(params)
-
-    def top(
-        self, match: str, limit: int | None, *, at_least: float | None = None,
-        by_id: bool = False,
-    ) -> list[tuple[int, float]]:
-        """The best (rowid, BM25) pairs for an FTS5 ``match`` expression, best first.
-
-        At most ``limit`` (``None``: no limit), only scores >= ``at_least`` if given;
-        ``by_id`` breaks ties by chunk id in SQL (at the cost of a join per row).
-        """
-        fts = self.fts
-        sql = f"SELECT {fts}.rowid, -bm25({fts}) AS s FROM {fts} "
-        params: list[object] = [match]
-        if self.where or by_id:
-            sql += f"JOIN chunks AS c ON c.pk = {fts}.rowid WHERE {fts} MATCH ? "
-        else:
-            sql += f"WHERE {fts} MATCH ? "
-        if at_least is not None:
-            sql += f"AND -bm25({fts}) >= ? "
-            params.append(at_least)
-        if self.where:
-            sql += f"AND {self.where} "
-            params.extend(self.params)
-        sql += "ORDER BY s DESC, c.id" if by_id else "ORDER BY s DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return [(int(rowid), float(value)) for rowid, value in self.conn.execute(sql, params)]
-
-    def best(self, match: str, top_k: int) -> list[tuple[int, float]]:
-        """The ``top_k`` best rows and any rows tied with the last of them."""
-        limit = top_k + _TIE_ROOM
-        rows = self.top(match, limit)
-        if len(rows) == limit and rows[-1][1] == rows[top_k - 1][1]:
-            # Ties reach past the rows fetched: let SQLite break them by chunk id.
-            rows = self.top(match, top_k, at_least=rows[top_k - 1][1], by_id=True)
-        return rows
-
-    def scores(self, match: str, rowids: Iterable[int]) -> list[tuple[int, float]]:
-        """(rowid, BM25) for ``match`` on those of these rows that it matches."""
-        fts = self.fts
-        # The unary + keeps the rowid test out of FTS5's query plan: offered to FTS5, it
-        # would run the MATCH (and bm25's idf lookups) once per rowid.
-        rows = self.conn.execute(
-            f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? "
-            "AND +rowid IN (SELECT value FROM json_each(?))",
-            (match, json.dumps(list(rowids))))
-        return [(int(rowid), float(value)) for rowid, value in rows]
-
-    def count(self, phrase: str) -> int:
-        """How many rows of the whole collection match ``phrase``."""
-        sql = f"SELECT COUNT(*) FROM {self.fts} WHERE {self.fts} MATCH ?"
-        return int(self.conn.execute(sql, (phrase,)).fetchone()[0])
-
-
-def _any(phrases: Sequence[str]) -> str:
-    return "(" + " OR ".join(phrases) + ")"
-
-
-def _keyword_matches(best: Sequence[tuple[TextChunk, float]]) -> list[VectorMatch]:
-    """Ranked (chunk, BM25) pairs as matches with contract scores."""
-    raw = np.array([value for _, value in best], dtype=np.float64)
-    return [VectorMatch(chunk=chunk, score=float(score), raw_score=value)
-            for (chunk, value), score in zip(best, bm25_to_score(raw), strict=True)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -320,15 +138,11 @@ class SqliteVectorStore:
         self._metric_arg: Metric | None = metric
         self.keyword_index: KeywordIndexMode = keyword_index
         self._lock = threading.RLock()
-        # Held while a keyword index is built (outside ``_lock``, so readers go on).
-        self._build_lock = threading.Lock()
-        self._keyword_queries = 0
-        self._keyword_builds = 0
+        self._memory = KeywordCopy()  # the in-memory keyword index and its counters
+        self._fts = Fts5Ranker()  # FTS5 ranking, with its per-generation count caches
         self._conn: sqlite3.Connection | None = None
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
-        self._fts_total: tuple[tuple[int, int], int] | None = None
-        self._fts_counts: tuple[tuple[int, int], dict[str, int]] = ((0, 0), {})
 
     # ------------------------------------------------------------- connection
     def _reset_state(self) -> None:
@@ -340,9 +154,7 @@ class SqliteVectorStore:
         # then costs no memory for the collection's vectors.
         self._matrix: DenseMatrix | None = None
         self._metric_db: Metric = self._metric_arg or "cosine"
-        # The in-memory keyword index, exactly the chunks at (_cid, _generation); None
-        # until built and whenever it might be stale.
-        self._keyword: BM25Index | None = None
+        self._memory.index = None
 
     def open(self) -> SqliteVectorStore:
         """Open (and create if needed) the file and load this collection's vectors."""
@@ -403,7 +215,7 @@ class SqliteVectorStore:
             )
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -432,7 +244,7 @@ class SqliteVectorStore:
             self._matrix = None
             self._cid, self._generation = cid, generation
             # Another connection wrote: rebuilding is the next keyword query's business.
-            self._keyword = None
+            self._memory.index = None
 
     def _vectors(self, conn: sqlite3.Connection) -> DenseMatrix:
         """The collection's vectors in memory, loading them on first use."""
@@ -448,7 +260,7 @@ class SqliteVectorStore:
         matrix = DenseMatrix(metric, dimension)
         rows = conn.execute("SELECT id, vector FROM chunks WHERE collection_id = ?", (cid,))
         matrix.upsert(
-            (chunk_id, np.frombuffer(blob, dtype=_VECTOR_DTYPE)) for chunk_id, blob in rows)
+            (chunk_id, np.frombuffer(blob, dtype=VECTOR_DTYPE)) for chunk_id, blob in rows)
         return matrix
 
     @contextmanager
@@ -501,7 +313,7 @@ class SqliteVectorStore:
             (self.name, metric, time.time()),
         )
         cid = int(cursor.lastrowid or 0)
-        for statement in _collection_ddl(cid):
+        for statement in collection_ddl(cid):
             conn.execute(statement)
         self._cid, self._generation, self._matrix = cid, 0, None
         return cid
@@ -538,13 +350,13 @@ class SqliteVectorStore:
         for dimension in sorted(dimensions):
             self._check_dimension(conn, cid, int(dimension))
         touched = {entry.chunk.document_id for entry in entries}
-        previous = conn.execute(f"SELECT DISTINCT c.document_id FROM {_BY_IDS}",
-                                (_ids_json(entry.id for entry in entries), cid))
+        previous = conn.execute(f"SELECT DISTINCT c.document_id FROM {BY_IDS}",
+                                (ids_json(entry.id for entry in entries), cid))
         touched.update(row[0] for row in previous)
-        conn.executemany(_UPSERT_CHUNK, (
+        conn.executemany(UPSERT_CHUNK, (
             (cid, entry.id, entry.chunk.document_id, entry.chunk.index, entry.chunk.start,
              entry.chunk.end, entry.chunk.page, entry.chunk.text,
-             _to_json(dict(entry.chunk.metadata)), vector.astype(_VECTOR_DTYPE).tobytes())
+             to_json(dict(entry.chunk.metadata)), vector.astype(VECTOR_DTYPE).tobytes())
             for entry, (_, vector) in zip(entries, vectors, strict=True)))
         return touched
 
@@ -567,11 +379,11 @@ class SqliteVectorStore:
             with self._write() as conn:
                 cid = self._ensure_collection(conn)
                 touched = self._upsert(conn, cid, entries, vectors)
-                conn.execute(_RECOUNT, (cid, _ids_json(touched)))
+                conn.execute(RECOUNT, (cid, ids_json(touched)))
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
                 self._matrix.upsert(vectors)
-            self._keyword_update((), entries)
+            self._memory.update((), entries)
             self._generation = generation
 
     def delete(self, ids: Sequence[str]) -> int:
@@ -583,12 +395,12 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, documents = self._delete_chunks(conn, _BY_IDS, (_ids_json(ids), cid))
-                conn.execute(_RECOUNT, (cid, _ids_json(documents)))
+                removed, documents = self._delete_chunks(conn, BY_IDS, (ids_json(ids), cid))
+                conn.execute(RECOUNT, (cid, ids_json(documents)))
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
                 self._matrix.remove(removed)
-            self._keyword_update(removed, ())
+            self._memory.update(removed, ())
             self._generation = generation
             return len(removed)
 
@@ -613,22 +425,22 @@ class SqliteVectorStore:
                     "AND (source = ? OR id = ?)", (cid, document.source, document.id)).fetchall()
                 doomed = {row[0] for row in old} | {document.id}
                 created = min((row[1] for row in old), default=now)
-                removed, _ = self._delete_chunks(conn, _BY_DOCUMENTS, (cid, _ids_json(doomed)))
-                conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
-                             (cid, _ids_json(doomed)))
+                removed, _ = self._delete_chunks(conn, BY_DOCUMENTS, (cid, ids_json(doomed)))
+                conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id {IN_JSON}",
+                             (cid, ids_json(doomed)))
                 touched = self._upsert(conn, cid, entries, vectors)
                 conn.execute(
                     "INSERT INTO documents (collection_id, id, source, content_hash, settings, "
                     "metadata, chunk_count, created, updated) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
                     (cid, document.id, document.source,
                      str(document.metadata.get("content_hash", "")), settings,
-                     _to_json(dict(document.metadata)), created, now))
-                conn.execute(_RECOUNT, (cid, _ids_json(touched | {document.id})))
+                     to_json(dict(document.metadata)), created, now))
+                conn.execute(RECOUNT, (cid, ids_json(touched | {document.id})))
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
                 self._matrix.remove(removed)
                 self._matrix.upsert(vectors)
-            self._keyword_update(removed, entries)
+            self._memory.update(removed, entries)
             self._generation = generation
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
@@ -641,34 +453,17 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, _ = self._delete_chunks(conn, _BY_DOCUMENTS,
-                                                 (cid, _ids_json(document_ids)))
+                removed, _ = self._delete_chunks(conn, BY_DOCUMENTS,
+                                                 (cid, ids_json(document_ids)))
                 count = conn.execute(
-                    f"DELETE FROM documents WHERE collection_id = ? AND id {_IN_JSON}",
-                    (cid, _ids_json(document_ids))).rowcount
+                    f"DELETE FROM documents WHERE collection_id = ? AND id {IN_JSON}",
+                    (cid, ids_json(document_ids))).rowcount
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
                 self._matrix.remove(removed)
-            self._keyword_update(removed, ())
+            self._memory.update(removed, ())
             self._generation = generation
             return int(count)
-
-    def _keyword_update(self, removed: Sequence[str], added: Sequence[VectorEntry]) -> None:
-        """Bring the in-memory keyword index past a committed write of this object.
-
-        Called under ``_lock`` after COMMIT, as the matrix is changed: a rolled-back
-        write never reaches it. Should the update fail half way, the index is dropped
-        (FTS5 answers until it is rebuilt) rather than left wrong.
-        """
-        index = self._keyword
-        if index is None:
-            return
-        try:
-            index.remove(removed)
-            index.add((entry.id, entry.chunk.text) for entry in added)
-        except BaseException:
-            self._keyword = None
-            raise
 
     def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
         """Record the embedder on first use; refuse a different one afterwards."""
@@ -713,7 +508,7 @@ class SqliteVectorStore:
             with self._write() as conn:
                 if self._cid is None:
                     return False
-                for statement in _drop_collection_ddl(self._cid):
+                for statement in drop_collection_ddl(self._cid):
                     conn.execute(statement)
                 conn.execute("DELETE FROM collections WHERE id = ?", (self._cid,))
             self._reset_state()
@@ -727,8 +522,8 @@ class SqliteVectorStore:
                          end=end, page=page, text=text, metadata=json.loads(metadata))
 
     def _fetch(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, TextChunk]:
-        columns = ", ".join("c." + column for column in _CHUNK_COLUMNS.split(", "))
-        rows = conn.execute(f"SELECT {columns} FROM {_BY_IDS}", (_ids_json(ids), self._cid))
+        columns = ", ".join("c." + column for column in CHUNK_COLUMNS.split(", "))
+        rows = conn.execute(f"SELECT {columns} FROM {BY_IDS}", (ids_json(ids), self._cid))
         return {row[0]: self._chunk(row) for row in rows}
 
     def query(
@@ -769,23 +564,18 @@ class SqliteVectorStore:
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
-            if self._keyword is not None:
-                return self._memory_keyword_query(conn, self._keyword, phrases, top_k, filters)
+            if self._memory.index is not None:
+                return self._memory_keyword_query(conn, self._memory.index, phrases, top_k,
+                                                  filters)
             where, params = (compile_filters(filters, "c.metadata") if filters is not None
                              else ("", []))
             search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
-            rows = self._bm25(search, phrases, top_k)
-            if len(rows) > 2 * top_k + _TIE_ROOM:
-                # Many ties: rank by chunk id first and read only the winners' rows.
-                ids = dict(conn.execute(
-                    "SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
-                    "ON c.pk = j.value", (json.dumps([rowid for rowid, _ in rows]),)))
-                rows = sorted((row for row in rows if row[0] in ids),
-                              key=lambda row: (-row[1], ids[row[0]]))[:top_k]
+            rows = self._fts.ranked(search, phrases, top_k,
+                                    (self._cid or 0, self._generation or 0))
             chunks = self._fetch_rows(conn, [rowid for rowid, _ in rows])
         best = sorted(((chunks[rowid], value) for rowid, value in rows if rowid in chunks),
                       key=lambda item: (-item[1], item[0].id))[:top_k]
-        return _keyword_matches(best)
+        return keyword_matches(best)
 
     def _memory_keyword_query(
         self, conn: sqlite3.Connection, index: BM25Index, phrases: Sequence[str], top_k: int,
@@ -802,7 +592,7 @@ class SqliteVectorStore:
         # them as FTS5's does.
         hits = index.search(" ".join(phrase.strip('"') for phrase in phrases), top_k, allowed)
         chunks = self._fetch(conn, [chunk_id for chunk_id, _ in hits])
-        return _keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
+        return keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
                                  if chunk_id in chunks])
 
     # ------------------------------------------------------ in-memory keyword index
@@ -811,16 +601,21 @@ class SqliteVectorStore:
         """Whether keyword queries currently run on the in-memory index (as of the last
         look at the database: another connection's write drops it on the next call)."""
         with self._lock:
-            return self._keyword is not None
+            return self._memory.index is not None
+
+    # Views kept from when these were attributes of the store; tests inspect them.
+    @property
+    def _keyword(self) -> BM25Index | None:
+        return self._memory.index
+
+    @property
+    def _keyword_builds(self) -> int:
+        return self._memory.builds
 
     def _wants_keyword_index(self) -> bool:
         """Count a keyword query and say whether it should run on the in-memory index."""
         with self._lock:
-            self._keyword_queries += 1
-            if self._keyword is not None or self.keyword_index == "fts":
-                return False
-            return (self.keyword_index == "memory"
-                    or self._keyword_queries >= AUTO_KEYWORD_INDEX_AFTER)
+            return self._memory.wants(self.keyword_index)
 
     def warm_keyword_index(self) -> bool:
         """Build the in-memory keyword index now (unless current); keyword queries use
@@ -840,11 +635,12 @@ class SqliteVectorStore:
         (by this object or another) would otherwise be missing from it. One build at a
         time; with ``wait=False`` a query does not queue behind another's build.
         """
-        if not self._build_lock.acquire(blocking=wait):
+        memory = self._memory
+        if not memory.build_lock.acquire(blocking=wait):
             return False
         try:
             with self._lock, self._read() as conn:
-                if self._keyword is not None:
+                if memory.index is not None:
                     return True
                 if self._cid is None:
                     return False
@@ -857,118 +653,15 @@ class SqliteVectorStore:
             with self._lock:
                 if (self._cid, self._generation) != stamp:
                     return False
-                self._keyword = index
-                self._keyword_builds += 1
+                memory.index = index
+                memory.builds += 1
                 return True
         finally:
-            self._build_lock.release()
-
-    def _bm25(
-        self, search: _Fts5Search, phrases: Sequence[str], top_k: int
-    ) -> list[tuple[int, float]]:
-        """(rowid, BM25) pairs holding the ``top_k`` best rows and the rows tied with them.
-
-        The scores are those of one FTS5 query OR-ing every phrase, but that query
-        scores every row holding any phrase, and frequent words are in most rows while
-        weighing little (FTS5 floors the idf of words in half the rows or more at 1e-6).
-        So the selective phrases pick the candidates first, as in max-score query
-        evaluation: a phrase adds less than idf * (k1 + 1) to any row, so rows further
-        than the frequent phrases' total below the k-th best by the selective phrases
-        cannot reach the top. The candidates' full scores then come from a query that
-        matches only rows holding both kinds. Any doubt falls back to the one query.
-        """
-        everything = _any(phrases)
-        split = self._split(search, phrases, top_k)
-        if split is None:
-            return search.best(everything, top_k)
-        selective, frequent, margin = split
-        limit = top_k + _TIE_ROOM
-        rows = search.top(_any(selective), limit)
-        if not rows:
-            return search.best(everything, top_k)
-        cut = rows[min(top_k, len(rows)) - 1][1]
-        # The full query sums the same terms in another order; the slack covers that.
-        slack = 1e-9 * max(cut, 1.0)
-        if cut <= margin + slack:
-            # Rows with frequent words only could outscore these.
-            return search.best(everything, top_k)
-        lowest = cut - margin - slack
-        if len(rows) == limit and rows[-1][1] >= lowest:
-            rows = search.top(_any(selective), None, at_least=lowest)
-        candidates = {rowid: value for rowid, value in rows if value >= lowest}
-        # Each phrase appears as often as in the query, so repeats count each time; a
-        # candidate without a frequent phrase keeps its score (they add 0 there).
-        candidates.update(search.scores(f"{_any(frequent)} AND {_any(selective)}", candidates))
-        result = list(candidates.items())
-        if len(rows) < top_k:
-            # Every row with a selective phrase is in and outranks the rows with frequent
-            # phrases only; the best of those fill the remaining places.
-            result += search.best(f"{everything} NOT {_any(selective)}", top_k - len(rows))
-        return result
-
-    def _split(
-        self, search: _Fts5Search, phrases: Sequence[str], top_k: int
-    ) -> tuple[list[str], list[str], float] | None:
-        """(selective, frequent, margin): phrases (repeats kept) split for :meth:`_bm25`.
-
-        ``margin`` bounds what the frequent phrases add to a row. Floored phrases are
-        always frequent; others while the margin stays well under an estimate of the
-        k-th best score and the selective phrases' rows can fill ``top_k``. None when
-        no phrase is frequent.
-        """
-        counts = self._phrase_counts(search, set(phrases))
-        total = self._fts_rows(search.conn, search.fts)
-        weights: dict[str, float] = {}
-        for phrase, found in counts.items():
-            idf = math.log((total - found + 0.5) / (found + 0.5))
-            weights[phrase] = idf if idf > 0.0 else FTS5_IDF_FLOOR
-        repeats = Counter(phrases)
-        ordered = sorted(repeats, key=lambda phrase: (weights[phrase], phrase))
-        # Roughly the k-th best score: one occurrence, in a row of average length, of
-        # the phrase at which the most selective phrases' rows add up to top_k.
-        estimate, found = 0.0, 0
-        for phrase in reversed(ordered):
-            estimate, found = weights[phrase], found + counts[phrase]
-            if found >= top_k + _TIE_ROOM:
-                break
-        best: int | None = None
-        margin = 0.0
-        for i in range(1, len(ordered)):
-            margin += repeats[ordered[i - 1]] * weights[ordered[i - 1]] * (K1 + 1.0)
-            floored = weights[ordered[i - 1]] == FTS5_IDF_FLOOR
-            fills = sum(counts[phrase] for phrase in ordered[i:]) >= top_k + _TIE_ROOM
-            if not (floored or (margin < 0.25 * estimate and fills)):
-                break
-            best = i
-        if best is None:
-            return None
-        frequent = set(ordered[:best])
-        margin = sum(repeats[phrase] * weights[phrase] for phrase in frequent) * (K1 + 1.0)
-        return ([phrase for phrase in phrases if phrase not in frequent],
-                [phrase for phrase in phrases if phrase in frequent], margin)
-
-    def _phrase_counts(self, search: _Fts5Search, phrases: set[str]) -> dict[str, int]:
-        """How many rows match each phrase (n in its idf), cached per generation."""
-        stamp = (self._cid or 0, self._generation or 0)
-        if self._fts_counts[0] != stamp or len(self._fts_counts[1]) > _COUNT_CACHE_SIZE:
-            self._fts_counts = (stamp, {})
-        known = self._fts_counts[1]
-        for phrase in phrases:
-            if phrase not in known:
-                known[phrase] = search.count(phrase)
-        return {phrase: known[phrase] for phrase in phrases}
-
-    def _fts_rows(self, conn: sqlite3.Connection, fts: str) -> int:
-        """How many rows the text index holds (N in BM25), cached per generation."""
-        stamp = (self._cid or 0, self._generation or 0)
-        if self._fts_total is None or self._fts_total[0] != stamp:
-            total = conn.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0]
-            self._fts_total = (stamp, int(total))
-        return self._fts_total[1]
+            memory.build_lock.release()
 
     def _fetch_rows(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, TextChunk]:
         """Chunks by their integer primary key (the FTS rowid)."""
-        columns = ", ".join("c." + column for column in _CHUNK_COLUMNS.split(", "))
+        columns = ", ".join("c." + column for column in CHUNK_COLUMNS.split(", "))
         rows = conn.execute(
             f"SELECT c.pk, {columns} FROM json_each(?) AS j CROSS JOIN chunks AS c "
             "ON c.pk = j.value", (json.dumps(list(rowids)),))
@@ -998,7 +691,7 @@ class SqliteVectorStore:
             if self._cid is None:
                 return []
             rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? ORDER BY pk",
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? ORDER BY pk",
                 (self._cid,)).fetchall()
         return [self._chunk(row) for row in rows]
 
@@ -1016,14 +709,12 @@ class SqliteVectorStore:
                               chunk_count=chunk_count, settings=settings,
                               metadata=json.loads(metadata))
 
-    _DOCUMENT_COLUMNS = "id, source, content_hash, chunk_count, settings, metadata"
-
     def find_document(self, source: str) -> StoredDocument | None:
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return None
             row = conn.execute(
-                f"SELECT {self._DOCUMENT_COLUMNS} FROM documents "
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents "
                 "WHERE collection_id = ? AND source = ?", (self._cid, source)).fetchone()
         return None if row is None else self._document(row)
 
@@ -1033,26 +724,20 @@ class SqliteVectorStore:
             if self._cid is None:
                 return []
             rows = conn.execute(
-                f"SELECT {self._DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
                 "ORDER BY source", (self._cid,)).fetchall()
         return [self._document(row) for row in rows]
-
-    _STATS_SQL = """
-        SELECT c.name, c.embedder, c.dimension, c.metric,
-               (SELECT COUNT(*) FROM documents d WHERE d.collection_id = c.id),
-               (SELECT COUNT(*) FROM chunks k WHERE k.collection_id = c.id)
-        FROM collections c"""
 
     def list_collections(self) -> list[CollectionStats]:
         """Every collection in the file, by name."""
         with self._lock, self._read() as conn:
-            rows = conn.execute(self._STATS_SQL + " ORDER BY c.name").fetchall()
+            rows = conn.execute(STATS_SQL + " ORDER BY c.name").fetchall()
         return [self._stats(row) for row in rows]
 
     def stats(self) -> CollectionStats:
         """This collection's settings and size (zeros if it does not exist yet)."""
         with self._lock, self._read() as conn:
-            row = conn.execute(self._STATS_SQL + " WHERE c.name = ?", (self.name,)).fetchone()
+            row = conn.execute(STATS_SQL + " WHERE c.name = ?", (self.name,)).fetchone()
         if row is None:
             return CollectionStats(name=self.name, embedder=None, dimension=None,
                                    metric=self._metric_arg or "cosine", document_count=0,
