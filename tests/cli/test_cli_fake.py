@@ -99,3 +99,17 @@ def test_search_documents_lists_each_document_once(cli: Cli, sample_dir: Path) -
     assert len(names) == len(set(names)) == 3
     scores = [m["score"] for m in docs["matches"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_search_across_knowledge_bases(cli: Cli, sample_dir: Path, tmp_path: Path) -> None:
+    cli("ingest", str(sample_dir / "staff-handbook.md"), "--kb", "staff", *FAKE)
+    cli("ingest", str(sample_dir / "product-faq.md"), "--kb", "faq", *FAKE)
+    data = cli.json("search", "warranty holiday discount", "--kb", "staff", "--kb", "faq",
+                    "--mode", "hybrid", "--ranker", "rrf", "--score-threshold", "0.1")
+    kbs = {m["knowledge_base"] for m in data["matches"]}
+    assert kbs == {"staff", "faq"}
+    for match in data["matches"]:
+        expected = "staff-handbook.md" if match["knowledge_base"] == "staff" else "product-faq.md"
+        assert match["document"].endswith(expected) and match["score"] >= 0.1
+    shown = cli("search", "warranty", "--kb", "staff", "--kb", "faq")
+    assert "kb" in shown.stdout and "faq" in shown.stdout
