@@ -6,18 +6,17 @@ Ollama does not say a model's dimension up front, so one probe call discovers it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from ragloom.errors import InvalidInputError
-from ragloom.models._http import DEFAULT_TIMEOUT, bad_response
+from ragloom.embeddings._remote import RemoteEmbedder, check_batch_size
+from ragloom.models._http import DEFAULT_TIMEOUT
 from ragloom.models.ollama import OllamaClientMixin, resolve_host
-from ragloom.types import Embedding, Vector
 
 DEFAULT_BATCH_SIZE = 64
 
 
-class OllamaEmbedder(OllamaClientMixin):
+class OllamaEmbedder(OllamaClientMixin, RemoteEmbedder):
     """Dense embeddings from a model on an Ollama server."""
 
     def __init__(
@@ -31,59 +30,29 @@ class OllamaEmbedder(OllamaClientMixin):
         dimensions: int | None = None,
         provider: str = "ollama",
     ) -> None:
-        if batch_size < 1:
-            raise InvalidInputError(f"batch_size must be at least 1, not {batch_size}")
+        self.batch_size = check_batch_size(batch_size)
         self.model = model
         self.provider = provider
         self.host = resolve_host(host or base_url)
         self.timeout = float(timeout)
-        self.batch_size = batch_size
         self.dimensions = dimensions
-        self._dimension: int | None = dimensions
+        self._dimension = dimensions
         self._client = None
 
     def __repr__(self) -> str:
         return f"OllamaEmbedder(model={self.model!r}, host={self.host!r})"
 
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self.embed_query("dimension probe")
-        assert self._dimension is not None
-        return self._dimension
-
-    def _batch(self, texts: Sequence[str]) -> list[Vector]:
-        request: dict[str, Any] = {"model": self.model, "input": list(texts)}
+    def _embed(self, texts: list[str]) -> Any:
+        request: dict[str, Any] = {"model": self.model, "input": texts}
         if self.dimensions:
             request["dimensions"] = self.dimensions
         try:
-            response = self.client().embed(**request)
+            return self.client().embed(**request)
         except Exception as exc:
             self._raise(exc)
-        try:
-            vectors = [Vector(values) for values in response.embeddings]
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise bad_response(f"no embeddings in {str(response)[:200]!r}",
-                               provider=self.provider, model=self.model) from exc
-        if len(vectors) != len(texts):
-            raise bad_response(f"asked for {len(texts)} embeddings, got {len(vectors)}",
-                               provider=self.provider, model=self.model)
-        if vectors:
-            self._dimension = vectors[0].dimension
-        return vectors
 
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        out: list[Embedding] = []
-        for start in range(0, len(texts), self.batch_size):
-            out.extend(self._batch(texts[start:start + self.batch_size]))
-        return out
-
-    def embed_query(self, text: str) -> Embedding:
-        return self._batch([text])[0]
+    def _rows(self, response: Any) -> Iterable[Any]:
+        return response.embeddings  # type: ignore[no-any-return]
 
 
 def create_embedder(model: str, *, provider: str = "ollama", **options: Any) -> OllamaEmbedder:

@@ -6,13 +6,13 @@ The dimension is known before the first call for OpenAI's own models (or from th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from ragloom.errors import InvalidInputError
-from ragloom.models._http import DEFAULT_TIMEOUT, bad_response
+from ragloom.embeddings._remote import RemoteEmbedder, check_batch_size
+from ragloom.errors import ProviderError
+from ragloom.models._http import DEFAULT_TIMEOUT
 from ragloom.models.openai import OpenAIChatModel
-from ragloom.types import Embedding, Vector
 
 KNOWN_DIMENSIONS = {
     "text-embedding-3-small": 1536,
@@ -22,7 +22,7 @@ KNOWN_DIMENSIONS = {
 DEFAULT_BATCH_SIZE = 128
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(RemoteEmbedder):
     """Dense embeddings through the OpenAI embeddings endpoint."""
 
     def __init__(
@@ -35,64 +35,33 @@ class OpenAIEmbedder:
         dimensions: int | None = None,
         provider: str = "openai",
     ) -> None:
-        if batch_size < 1:
-            raise InvalidInputError(f"batch_size must be at least 1, not {batch_size}")
+        self.batch_size = check_batch_size(batch_size)
         # The chat model owns client creation, key handling and error mapping.
         self._api = OpenAIChatModel(model, base_url=base_url, timeout=timeout, provider=provider)
         self.model = model
         self.provider = provider
-        self.batch_size = batch_size
         self.dimensions = dimensions
-        self._dimension: int | None = dimensions or KNOWN_DIMENSIONS.get(model)
+        self._dimension = dimensions or KNOWN_DIMENSIONS.get(model)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, base_url={self._api.base_url!r})"
 
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
+    def error(self, exc: Exception) -> ProviderError | None:
+        return self._api.error(exc)
 
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self.embed_query("dimension probe")
-        assert self._dimension is not None
-        return self._dimension
-
-    def _batch(self, texts: Sequence[str]) -> list[Vector]:
-        request: dict[str, Any] = {"model": self.model, "input": list(texts),
+    def _embed(self, texts: list[str]) -> Any:
+        request: dict[str, Any] = {"model": self.model, "input": texts,
                                    "encoding_format": "float"}
         if self.dimensions:
             request["dimensions"] = self.dimensions
         client = self._api.client()
         try:
-            response = client.embeddings.create(**request)
+            return client.embeddings.create(**request)
         except Exception as exc:
-            mapped = self._api.error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        try:
-            rows = sorted(response.data, key=lambda row: row.index)
-            vectors = [Vector(row.embedding) for row in rows]
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise bad_response(f"no embeddings in {str(response)[:200]!r}",
-                               provider=self.provider, model=self.model) from exc
-        if len(vectors) != len(texts):
-            raise bad_response(f"asked for {len(texts)} embeddings, got {len(vectors)}",
-                               provider=self.provider, model=self.model)
-        if vectors:
-            self._dimension = vectors[0].dimension
-        return vectors
+            self._raise(exc)
 
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        out: list[Embedding] = []
-        for start in range(0, len(texts), self.batch_size):
-            out.extend(self._batch(texts[start:start + self.batch_size]))
-        return out
-
-    def embed_query(self, text: str) -> Embedding:
-        return self._batch([text])[0]
+    def _rows(self, response: Any) -> Iterable[Any]:
+        return [row.embedding for row in sorted(response.data, key=lambda row: row.index)]
 
 
 def create_embedder(model: str, *, provider: str = "openai", **options: Any) -> OpenAIEmbedder:

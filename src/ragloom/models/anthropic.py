@@ -6,23 +6,15 @@ The key comes only from ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` or the
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any
 
 from ragloom.errors import AuthenticationError, ProviderError
 from ragloom.models import attachments
-from ragloom.models._http import (
-    DEFAULT_TIMEOUT,
-    bad_response,
-    elapsed,
-    env_value,
-    parse_arguments,
-    require,
-    sdk_error,
-)
+from ragloom.models._http import DEFAULT_TIMEOUT, env_value, require
+from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents, status_sdk_error
 from ragloom.protocols import as_messages
-from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+from ragloom.types import ChatMessage, Tool, ToolCall, Usage
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -95,7 +87,7 @@ def _system_text(message: ChatMessage, provider: str) -> str:
     return attachments.joined(message.content, [str(p) for p in attachments.parts(message)])
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(RemoteChatModel):
     """A Claude model through the Messages API."""
 
     def __init__(
@@ -107,20 +99,9 @@ class AnthropicChatModel:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         provider: str = "anthropic",
     ) -> None:
-        self.model = model
-        self.provider = provider
+        super().__init__(model, provider=provider, timeout=timeout)
         self.base_url = base_url or env_value([BASE_URL_ENV])
-        self.timeout = float(timeout)
         self.max_tokens = max_tokens
-        self._client: Any = None
-        self._key: str | None = None
-
-    def __repr__(self) -> str:
-        return f"AnthropicChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
 
     def _sdk(self) -> Any:
         return require("anthropic", package="anthropic", extra="anthropic", purpose=self.name)
@@ -138,14 +119,7 @@ class AnthropicChatModel:
         return self._client
 
     def error(self, exc: Exception) -> ProviderError | None:
-        sdk = self._sdk()
-        status = headers = None
-        detail = ""
-        if isinstance(exc, sdk.APIStatusError):
-            status, headers, detail = exc.status_code, exc.response.headers, exc.message
-        return sdk_error(exc, provider=self.provider, model=self.model, timeout=self.timeout,
-                         status=status, headers=headers, detail=detail, key_env=KEY_ENV,
-                         secret=self._key)
+        return status_sdk_error(self, self._sdk(), exc, key_env=KEY_ENV, secret=self._key)
 
     def _request(
         self,
@@ -169,95 +143,53 @@ class AnthropicChatModel:
             request["extra_body"] = {"temperature": temperature}
         return request
 
-    def _raise(self, exc: Exception) -> NoReturn:
-        mapped = self.error(exc)
-        if mapped is None:
-            raise exc
-        raise mapped from exc
+    def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.messages.create(**request)
 
-    def chat(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
+    def _parse(self, response: Any) -> tuple[ChatMessage, Usage, str]:
         try:
-            message = client.messages.create(**request)
-        except Exception as exc:
-            self._raise(exc)
-        try:
-            text = "".join(b.text for b in message.content if b.type == "text")
-            calls = tuple(
-                ToolCall(id=b.id, name=b.name, arguments=parse_arguments(
-                    b.input, provider=self.provider, model=self.model))
-                for b in message.content if b.type == "tool_use")
-            usage = Usage(input_tokens=int(message.usage.input_tokens or 0),
-                          output_tokens=int(message.usage.output_tokens or 0),
-                          latency_s=elapsed(started))
-            finish = str(message.stop_reason or "stop")
+            text = "".join(b.text for b in response.content if b.type == "text")
+            calls = tuple(ToolCall(id=b.id, name=b.name, arguments=self._arguments(b.input))
+                          for b in response.content if b.type == "tool_use")
+            usage = Usage(input_tokens=int(response.usage.input_tokens or 0),
+                          output_tokens=int(response.usage.output_tokens or 0))
+            finish = str(response.stop_reason or "stop")
         except (AttributeError, TypeError) as exc:
-            raise bad_response(f"no content in {str(message)[:200]!r}",
-                               provider=self.provider, model=self.model) from exc
-        return ChatResponse(message=ChatMessage.assistant(text, calls), usage=usage,
-                            model=self.name, finish_reason=finish)
+            raise self._bad(f"no content in {str(response)[:200]!r}") from exc
+        return ChatMessage.assistant(text, calls), usage, finish
 
-    def stream(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
+    def _stream_events(self, client: Any, request: dict[str, Any]) -> StreamEvents:
         request["stream"] = True
-        started = time.perf_counter()
-        client = self.client()
-        text: list[str] = []
         blocks: dict[int, dict[str, str]] = {}
         input_tokens = output_tokens = 0
         finish = "stop"
         ended = False
-        try:
-            for event in client.messages.create(**request):
-                kind = event.type
-                if kind == "message_start":
-                    input_tokens = int(event.message.usage.input_tokens or 0)
-                elif kind == "content_block_start" and event.content_block.type == "tool_use":
-                    blocks[event.index] = {"id": event.content_block.id,
-                                           "name": event.content_block.name, "json": ""}
-                elif kind == "content_block_delta":
-                    if event.delta.type == "text_delta":
-                        text.append(event.delta.text)
-                        yield ChatDelta(text=event.delta.text)
-                    elif event.delta.type == "input_json_delta":
-                        blocks[event.index]["json"] += event.delta.partial_json
-                elif kind == "message_delta":
-                    finish = str(event.delta.stop_reason or finish)
-                    output_tokens = int(event.usage.output_tokens or 0)
-                elif kind == "message_stop":
-                    ended = True
-        except Exception as exc:
-            self._raise(exc)
-        if not ended:
-            raise bad_response("the stream ended before message_stop",
-                               provider=self.provider, model=self.model)
-        calls = tuple(
-            ToolCall(id=b["id"], name=b["name"], arguments=parse_arguments(
-                b["json"] or "{}", provider=self.provider, model=self.model))
-            for _, b in sorted(blocks.items()))
-        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens,
-                      latency_s=elapsed(started))
-        yield ChatDelta(response=ChatResponse(
-            message=ChatMessage.assistant("".join(text), calls), usage=usage,
-            model=self.name, finish_reason=finish))
+        for event in client.messages.create(**request):
+            kind = event.type
+            if kind == "message_start":
+                input_tokens = int(event.message.usage.input_tokens or 0)
+            elif kind == "content_block_start" and event.content_block.type == "tool_use":
+                blocks[event.index] = {"id": event.content_block.id,
+                                       "name": event.content_block.name, "json": ""}
+            elif kind == "content_block_delta":
+                if event.delta.type == "text_delta":
+                    yield event.delta.text
+                elif event.delta.type == "input_json_delta":
+                    blocks[event.index]["json"] += event.delta.partial_json
+            elif kind == "message_delta":
+                finish = str(event.delta.stop_reason or finish)
+                output_tokens = int(event.usage.output_tokens or 0)
+            elif kind == "message_stop":
+                ended = True
+
+        def end() -> StreamEnd:
+            if not ended:
+                raise self._bad("the stream ended before message_stop")
+            calls = [ToolCall(id=b["id"], name=b["name"],
+                              arguments=self._arguments(b["json"] or "{}"))
+                     for _, b in sorted(blocks.items())]
+            return calls, Usage(input_tokens=input_tokens, output_tokens=output_tokens), finish
+        return end
 
 
 def create_model(model: str, *, provider: str = "anthropic", **options: Any) -> AnthropicChatModel:

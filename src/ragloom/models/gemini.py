@@ -7,32 +7,15 @@ option (or ``GEMINI_BASE_URL``) points at a proxy or a test server. Needs the
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any
 
 from ragloom.errors import AuthenticationError, ProviderError
 from ragloom.models import attachments
-from ragloom.models._http import (
-    DEFAULT_TIMEOUT,
-    bad_response,
-    elapsed,
-    env_value,
-    header,
-    parse_arguments,
-    require,
-    sdk_error,
-)
+from ragloom.models._http import DEFAULT_TIMEOUT, env_value, header, require, sdk_error
+from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents
 from ragloom.protocols import as_messages
-from ragloom.types import (
-    BinaryDocument,
-    ChatDelta,
-    ChatMessage,
-    ChatResponse,
-    Tool,
-    ToolCall,
-    Usage,
-)
+from ragloom.types import BinaryDocument, ChatMessage, Tool, ToolCall, Usage
 
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 BASE_URL_ENV = "GEMINI_BASE_URL"
@@ -111,7 +94,7 @@ def contents(
     return system, out
 
 
-class GeminiChatModel:
+class GeminiChatModel(RemoteChatModel):
     """A Gemini model through the google-genai SDK."""
 
     def __init__(
@@ -122,19 +105,8 @@ class GeminiChatModel:
         timeout: float = DEFAULT_TIMEOUT,
         provider: str = "gemini",
     ) -> None:
-        self.model = model
-        self.provider = provider
+        super().__init__(model, provider=provider, timeout=timeout)
         self.base_url = base_url or env_value([BASE_URL_ENV])
-        self.timeout = float(timeout)
-        self._client: Any = None
-        self._key: str | None = None
-
-    def __repr__(self) -> str:
-        return f"GeminiChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
 
     def _sdk(self) -> Any:
         return require("google.genai", package="google-genai", extra="gemini",
@@ -168,12 +140,6 @@ class GeminiChatModel:
         return sdk_error(exc, provider=self.provider, model=self.model, timeout=self.timeout,
                          status=status, headers=headers, detail=detail,
                          key_env="GEMINI_API_KEY", secret=self._key)
-
-    def _raise(self, exc: Exception) -> NoReturn:
-        mapped = self.error(exc)
-        if mapped is None:
-            raise exc
-        raise mapped from exc
 
     def _request(
         self,
@@ -212,79 +178,44 @@ class GeminiChatModel:
                 text.append(part.text)
             if part.function_call is not None:
                 call = part.function_call
-                calls.append(ToolCall(
-                    id=call.id or f"call_{len(calls)}", name=call.name or "",
-                    arguments=parse_arguments(call.args, provider=self.provider,
-                                              model=self.model)))
+                calls.append(ToolCall(id=call.id or f"call_{len(calls)}", name=call.name or "",
+                                      arguments=self._arguments(call.args)))
         reason = candidate.finish_reason
         finish = str(getattr(reason, "value", reason) or "").lower()
         return "".join(text), calls, finish
 
     @staticmethod
-    def _usage(response: Any, latency: float) -> Usage:
+    def _usage(response: Any) -> Usage:
         meta = getattr(response, "usage_metadata", None)
         return Usage(input_tokens=int(getattr(meta, "prompt_token_count", 0) or 0),
-                     output_tokens=int(getattr(meta, "candidates_token_count", 0) or 0),
-                     latency_s=latency)
+                     output_tokens=int(getattr(meta, "candidates_token_count", 0) or 0))
 
-    def chat(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
-        try:
-            response = client.models.generate_content(**request)
-        except Exception as exc:
-            self._raise(exc)
+    def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.models.generate_content(**request)
+
+    def _parse(self, response: Any) -> tuple[ChatMessage, Usage, str]:
         if not getattr(response, "candidates", None):
-            raise bad_response("no candidates in the answer", provider=self.provider,
-                               model=self.model)
+            raise self._bad("no candidates in the answer")
         text, calls, finish = self._parts(response)
-        return ChatResponse(message=ChatMessage.assistant(text, calls),
-                            usage=self._usage(response, elapsed(started)), model=self.name,
-                            finish_reason=finish or "stop")
+        return ChatMessage.assistant(text, calls), self._usage(response), finish or "stop"
 
-    def stream(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
-        text: list[str] = []
+    def _stream_events(self, client: Any, request: dict[str, Any]) -> StreamEvents:
         calls: list[ToolCall] = []
         finish = ""
         last: Any = None
-        try:
-            for chunk in client.models.generate_content_stream(**request):
-                last = chunk
-                piece, chunk_calls, chunk_finish = self._parts(chunk)
-                calls += chunk_calls
-                finish = chunk_finish or finish
-                if piece:
-                    text.append(piece)
-                    yield ChatDelta(text=piece)
-        except Exception as exc:
-            self._raise(exc)
-        if last is None:
-            raise bad_response("the stream ended without a single chunk",
-                               provider=self.provider, model=self.model)
-        yield ChatDelta(response=ChatResponse(
-            message=ChatMessage.assistant("".join(text), calls),
-            usage=self._usage(last, elapsed(started)), model=self.name,
-            finish_reason=finish or "stop"))
+        for chunk in client.models.generate_content_stream(**request):
+            last = chunk
+            piece, chunk_calls, chunk_finish = self._parts(chunk)
+            calls += chunk_calls
+            finish = chunk_finish or finish
+            if piece:
+                yield piece
+
+        def end() -> StreamEnd:
+            if last is None:
+                raise self._bad("the stream ended without a single chunk")
+            return calls, self._usage(last), finish or "stop"
+        return end
 
 
 def create_model(model: str, *, provider: str = "gemini", **options: Any) -> GeminiChatModel:

@@ -6,23 +6,15 @@ The server comes from the ``host`` option or ``OLLAMA_HOST`` (default
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any
 
 from ragloom.errors import ProviderError
 from ragloom.models import attachments
-from ragloom.models._http import (
-    DEFAULT_TIMEOUT,
-    bad_response,
-    elapsed,
-    env_value,
-    parse_arguments,
-    require,
-    sdk_error,
-)
+from ragloom.models._http import DEFAULT_TIMEOUT, bad_response, env_value, require, sdk_error
+from ragloom.models._remote import ProviderBound, RemoteChatModel, StreamEnd, StreamEvents
 from ragloom.protocols import as_messages
-from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+from ragloom.types import ChatMessage, Tool, ToolCall, Usage
 
 HOST_ENV = "OLLAMA_HOST"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -80,18 +72,16 @@ def message_dicts(
     return out
 
 
-class OllamaClientMixin:
+class OllamaClientMixin(ProviderBound):
     """Client creation and error mapping shared by the chat model and the embedder."""
 
-    model: str
-    provider: str
     host: str
     timeout: float
     _client: Any
 
     def _sdk(self) -> Any:
         return require("ollama", package="ollama", extra="ollama",
-                       purpose=f"{self.provider}:{self.model}")
+                       purpose=self.name)
 
     def client(self) -> Any:
         if self._client is None:
@@ -109,14 +99,8 @@ class OllamaClientMixin:
                              **where)
         return sdk_error(exc, timeout=self.timeout, **where)
 
-    def _raise(self, exc: Exception) -> NoReturn:
-        mapped = self.error(exc)
-        if mapped is None:
-            raise exc
-        raise mapped from exc
 
-
-class OllamaChatModel(OllamaClientMixin):
+class OllamaChatModel(OllamaClientMixin, RemoteChatModel):
     """A chat model on an Ollama server."""
 
     def __init__(
@@ -129,19 +113,12 @@ class OllamaChatModel(OllamaClientMixin):
         provider: str = "ollama",
         keep_alive: str | None = None,
     ) -> None:
-        self.model = model
-        self.provider = provider
+        super().__init__(model, provider=provider, timeout=timeout)
         self.host = resolve_host(host or base_url)
-        self.timeout = float(timeout)
         self.keep_alive = keep_alive
-        self._client = None
 
     def __repr__(self) -> str:
         return f"OllamaChatModel(model={self.model!r}, host={self.host!r})"
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
 
     def _request(
         self,
@@ -172,70 +149,40 @@ class OllamaChatModel(OllamaClientMixin):
     def _calls(self, message: Any, start: int = 0) -> list[ToolCall]:
         return [
             ToolCall(id=str(getattr(call, "id", None) or f"call_{start + i}"),
-                     name=call.function.name,
-                     arguments=parse_arguments(call.function.arguments,
-                                               provider=self.provider, model=self.model))
+                     name=call.function.name, arguments=self._arguments(call.function.arguments))
             for i, call in enumerate(getattr(message, "tool_calls", None) or ())
         ]
 
-    def chat(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        try:
-            reply = self.client().chat(**request)
-        except Exception as exc:
-            self._raise(exc)
-        if getattr(reply, "message", None) is None:
-            raise bad_response("no message in the answer", provider=self.provider,
-                               model=self.model)
-        usage = Usage(input_tokens=int(reply.prompt_eval_count or 0),
-                      output_tokens=int(reply.eval_count or 0), latency_s=elapsed(started))
-        return ChatResponse(
-            message=ChatMessage.assistant(reply.message.content or "",
-                                          self._calls(reply.message)),
-            usage=usage, model=self.name, finish_reason=str(reply.done_reason or "stop"))
+    def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.chat(**request)
 
-    def stream(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        text: list[str] = []
+    def _parse(self, response: Any) -> tuple[ChatMessage, Usage, str]:
+        if getattr(response, "message", None) is None:
+            raise self._bad("no message in the answer")
+        usage = Usage(input_tokens=int(response.prompt_eval_count or 0),
+                      output_tokens=int(response.eval_count or 0))
+        message = ChatMessage.assistant(response.message.content or "",
+                                        self._calls(response.message))
+        return message, usage, str(response.done_reason or "stop")
+
+    def _stream_events(self, client: Any, request: dict[str, Any]) -> StreamEvents:
         calls: list[ToolCall] = []
         last: Any = None
-        try:
-            for part in self.client().chat(stream=True, **request):
-                last = part
-                message = part.message
-                if message is not None:
-                    calls += self._calls(message, len(calls))
-                    if message.content:
-                        text.append(message.content)
-                        yield ChatDelta(text=message.content)
-        except Exception as exc:
-            self._raise(exc)
-        if last is None or not last.done:
-            raise bad_response("the stream ended before a part with done=true",
-                               provider=self.provider, model=self.model)
-        usage = Usage(input_tokens=int(last.prompt_eval_count or 0),
-                      output_tokens=int(last.eval_count or 0), latency_s=elapsed(started))
-        yield ChatDelta(response=ChatResponse(
-            message=ChatMessage.assistant("".join(text), calls), usage=usage,
-            model=self.name, finish_reason=str(last.done_reason or "stop")))
+        for part in client.chat(stream=True, **request):
+            last = part
+            message = part.message
+            if message is not None:
+                calls += self._calls(message, len(calls))
+                if message.content:
+                    yield message.content
+
+        def end() -> StreamEnd:
+            if last is None or not last.done:
+                raise self._bad("the stream ended before a part with done=true")
+            usage = Usage(input_tokens=int(last.prompt_eval_count or 0),
+                          output_tokens=int(last.eval_count or 0))
+            return calls, usage, str(last.done_reason or "stop")
+        return end
 
 
 def create_model(model: str, *, provider: str = "ollama", **options: Any) -> OllamaChatModel:

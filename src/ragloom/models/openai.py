@@ -9,8 +9,7 @@ need none. Needs the ``openai`` extra.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ragloom.errors import AuthenticationError, ProviderError
@@ -18,15 +17,12 @@ from ragloom.models import attachments
 from ragloom.models._http import (
     DEFAULT_TIMEOUT,
     PLACEHOLDER_KEY,
-    bad_response,
-    elapsed,
     env_value,
-    parse_arguments,
     require,
-    sdk_error,
 )
+from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents, status_sdk_error
 from ragloom.protocols import as_messages
-from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+from ragloom.types import ChatMessage, Tool, ToolCall, Usage
 
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -90,7 +86,7 @@ def message_dict(message: ChatMessage, provider: str = "openai") -> dict[str, An
     return data
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(RemoteChatModel):
     """A chat model served by the OpenAI API or an OpenAI-compatible server."""
 
     def __init__(
@@ -102,21 +98,10 @@ class OpenAIChatModel:
         provider: str = "openai",
         stream_usage: bool = True,
     ) -> None:
-        self.model = model
-        self.provider = provider
+        super().__init__(model, provider=provider, timeout=timeout)
         self.base_url = base_url or env_value([BASE_URL_ENV])
-        self.timeout = float(timeout)
         # Some compatible servers reject stream_options; let users turn it off.
         self.stream_usage = stream_usage
-        self._client: Any = None
-        self._key: str | None = None
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
 
     # ------------------------------------------------------------------ plumbing
 
@@ -139,14 +124,7 @@ class OpenAIChatModel:
         return self._client
 
     def error(self, exc: Exception) -> ProviderError | None:
-        sdk = self._sdk()
-        status = headers = None
-        detail = ""
-        if isinstance(exc, sdk.APIStatusError):
-            status, headers, detail = exc.status_code, exc.response.headers, exc.message
-        return sdk_error(exc, provider=self.provider, model=self.model, timeout=self.timeout,
-                         status=status, headers=headers, detail=detail, key_env=KEY_ENV,
-                         secret=self._key)
+        return status_sdk_error(self, self._sdk(), exc, key_env=KEY_ENV, secret=self._key)
 
     def _request(
         self,
@@ -170,110 +148,62 @@ class OpenAIChatModel:
             request["max_tokens"] = max_tokens
         return request
 
-    # ------------------------------------------------------------------ protocol
+    # ------------------------------------------------------------------ vendor hooks
 
-    def chat(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
-        try:
-            completion = client.chat.completions.create(**request)
-        except Exception as exc:
-            mapped = self.error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        return self._response(completion, elapsed(started))
+    def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return client.chat.completions.create(**request)
 
-    def _response(self, completion: Any, latency: float) -> ChatResponse:
+    def _parse(self, response: Any) -> tuple[ChatMessage, Usage, str]:
         try:
-            choice = completion.choices[0]
+            choice = response.choices[0]
             message = choice.message
             calls = tuple(
                 ToolCall(id=call.id, name=call.function.name,
-                         arguments=parse_arguments(call.function.arguments,
-                                                   provider=self.provider, model=self.model))
+                         arguments=self._arguments(call.function.arguments))
                 for call in (message.tool_calls or ())
             )
-            usage = completion.usage
-            return ChatResponse(
-                message=ChatMessage.assistant(message.content or "", calls),
-                usage=Usage(input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                            latency_s=latency),
-                model=self.name,
-                finish_reason=choice.finish_reason or "stop",
-            )
+            usage = response.usage
+            return (ChatMessage.assistant(message.content or "", calls),
+                    Usage(input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                          output_tokens=int(getattr(usage, "completion_tokens", 0) or 0)),
+                    choice.finish_reason or "stop")
         except (AttributeError, IndexError, TypeError) as exc:
-            raise bad_response(f"no choices in {str(completion)[:200]!r}",
-                               provider=self.provider, model=self.model) from exc
+            raise self._bad(f"no choices in {str(response)[:200]!r}") from exc
 
-    def stream(
-        self,
-        messages: str | Sequence[ChatMessage],
-        *,
-        tools: Sequence[Tool] = (),
-        stop: Sequence[str] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
+    def _stream_events(self, client: Any, request: dict[str, Any]) -> StreamEvents:
         request["stream"] = True
         if self.stream_usage:
             request["stream_options"] = {"include_usage": True}
-        started = time.perf_counter()
-        client = self.client()
-        text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage = Usage()
         finish = "stop"
         received = 0
-        try:
-            for chunk in client.chat.completions.create(**request):
-                received += 1
-                if getattr(chunk, "usage", None) is not None:
-                    usage = Usage(input_tokens=int(chunk.usage.prompt_tokens or 0),
-                                  output_tokens=int(chunk.usage.completion_tokens or 0))
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-                    for call in getattr(delta, "tool_calls", None) or ():
-                        slot = calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
-                        slot["id"] = call.id or slot["id"]
-                        if call.function is not None:
-                            slot["name"] += call.function.name or ""
-                            slot["args"] += call.function.arguments or ""
-                    if delta.content:
-                        text.append(delta.content)
-                        yield ChatDelta(text=delta.content)
-        except Exception as exc:
-            mapped = self.error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        if not received:
-            raise bad_response("the stream ended without a single event",
-                               provider=self.provider, model=self.model)
-        tool_calls = tuple(
-            ToolCall(id=slot["id"], name=slot["name"],
-                     arguments=parse_arguments(slot["args"], provider=self.provider,
-                                               model=self.model))
-            for _, slot in sorted(calls.items())
-        )
-        usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                      latency_s=elapsed(started))
-        yield ChatDelta(response=ChatResponse(
-            message=ChatMessage.assistant("".join(text), tool_calls), usage=usage,
-            model=self.name, finish_reason=finish))
+        for chunk in client.chat.completions.create(**request):
+            received += 1
+            if getattr(chunk, "usage", None) is not None:
+                usage = Usage(input_tokens=int(chunk.usage.prompt_tokens or 0),
+                              output_tokens=int(chunk.usage.completion_tokens or 0))
+            for choice in chunk.choices or ():
+                delta = choice.delta
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+                for call in getattr(delta, "tool_calls", None) or ():
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["args"] += call.function.arguments or ""
+                if delta.content:
+                    yield delta.content
+
+        def end() -> StreamEnd:
+            if not received:
+                raise self._bad("the stream ended without a single event")
+            tool_calls = [ToolCall(id=slot["id"], name=slot["name"],
+                                   arguments=self._arguments(slot["args"]))
+                          for _, slot in sorted(calls.items())]
+            return tool_calls, usage, finish
+        return end
 
 
 def create_model(model: str, *, provider: str = "openai", **options: Any) -> OpenAIChatModel:

@@ -1,0 +1,63 @@
+"""Batching and dimension probing shared by the remote embedders (OpenAI, Ollama)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ragloom.errors import InvalidInputError
+from ragloom.models._remote import ProviderBound
+from ragloom.types import Embedding, Vector
+
+
+def check_batch_size(batch_size: int) -> int:
+    if batch_size < 1:
+        raise InvalidInputError(f"batch_size must be at least 1, not {batch_size}")
+    return batch_size
+
+
+class RemoteEmbedder(ProviderBound):
+    """Embeds in batches of ``batch_size`` through the hooks ``_embed`` and ``_rows``.
+
+    A model whose dimension is not known up front is asked once with a probe text;
+    every answer then keeps the dimension it saw.
+    """
+
+    batch_size: int
+    _dimension: int | None
+
+    def _embed(self, texts: list[str]) -> Any:
+        """One request for ``texts``; SDK exceptions are already mapped."""
+        raise NotImplementedError
+
+    def _rows(self, response: Any) -> Iterable[Any]:
+        """The vectors' values in input order; may raise AttributeError/TypeError."""
+        raise NotImplementedError
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self.embed_query("dimension probe")
+        assert self._dimension is not None
+        return self._dimension
+
+    def _batch(self, texts: Sequence[str]) -> list[Vector]:
+        response = self._embed(list(texts))
+        try:
+            vectors = [Vector(values) for values in self._rows(response)]
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise self._bad(f"no embeddings in {str(response)[:200]!r}") from exc
+        if len(vectors) != len(texts):
+            raise self._bad(f"asked for {len(texts)} embeddings, got {len(vectors)}")
+        if vectors:
+            self._dimension = vectors[0].dimension
+        return vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
+        out: list[Embedding] = []
+        for start in range(0, len(texts), self.batch_size):
+            out.extend(self._batch(texts[start:start + self.batch_size]))
+        return out
+
+    def embed_query(self, text: str) -> Embedding:
+        return self._batch([text])[0]

@@ -1,0 +1,155 @@
+"""The call skeleton shared by the hosted chat providers.
+
+Each vendor module keeps its wire shapes (request building, response parsing, stream
+events); this base owns what is the same everywhere: the name, turning SDK
+exceptions into ragloom errors, timing, and assembling the final ChatResponse.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Any, NoReturn
+
+from ragloom.errors import BadResponseError, ProviderError
+from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
+from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
+
+# What a finished stream hands back: its tool calls, its token counts and finish reason.
+StreamEnd = tuple[Sequence[ToolCall], Usage, str]
+# A vendor's stream yields text pieces, then returns how to finish; the finisher runs
+# outside the SDK error mapping, so its own BadResponseError passes unchanged.
+StreamEvents = Generator[str, None, Callable[[], StreamEnd]]
+
+
+class ProviderBound:
+    """Something that calls one model of one provider and maps that SDK's errors."""
+
+    provider: str
+    model: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def error(self, exc: Exception) -> ProviderError | None:
+        """The ragloom error for an SDK exception, or None to let it through unchanged."""
+        raise NotImplementedError
+
+    def _raise(self, exc: Exception) -> NoReturn:
+        mapped = self.error(exc)
+        if mapped is None:
+            raise exc
+        raise mapped from exc
+
+    def _bad(self, detail: str) -> BadResponseError:
+        return bad_response(detail, provider=self.provider, model=self.model)
+
+    def _arguments(self, raw: Any) -> dict[str, Any]:
+        return parse_arguments(raw, provider=self.provider, model=self.model)
+
+
+class RemoteChatModel(ProviderBound):
+    """chat() and stream() around the per-vendor hooks ``_request``, ``_create``,
+    ``_parse`` and ``_stream_events``."""
+
+    base_url: str | None
+
+    def __init__(self, model: str, *, provider: str, timeout: float) -> None:
+        self.model = model
+        self.provider = provider
+        self.timeout = float(timeout)
+        self._client: Any = None
+        # Kept only to scrub the key from error messages.
+        self._key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def client(self) -> Any:
+        raise NotImplementedError
+
+    def _request(
+        self,
+        messages: str | Sequence[ChatMessage],
+        tools: Sequence[Tool],
+        stop: Sequence[str] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        """Send one non-streaming request; SDK exceptions are mapped by the caller."""
+        raise NotImplementedError
+
+    def _parse(self, response: Any) -> tuple[ChatMessage, Usage, str]:
+        """The reply, its token counts (no latency) and its finish reason."""
+        raise NotImplementedError
+
+    def _stream_events(self, client: Any, request: dict[str, Any]) -> StreamEvents:
+        raise NotImplementedError
+
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        client = self.client()
+        try:
+            response = self._create(client, request)
+        except Exception as exc:
+            self._raise(exc)
+        message, usage, finish = self._parse(response)
+        return ChatResponse(message=message,
+                            usage=dataclasses.replace(usage, latency_s=elapsed(started)),
+                            model=self.name, finish_reason=finish)
+
+    def stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatDelta]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        started = time.perf_counter()
+        client = self.client()
+        text: list[str] = []
+        events = self._stream_events(client, request)
+        try:
+            while True:
+                piece = next(events)
+                text.append(piece)
+                yield ChatDelta(text=piece)
+        except StopIteration as done:
+            finish_stream = done.value
+        except Exception as exc:
+            self._raise(exc)
+        calls, usage, finish = finish_stream()
+        yield ChatDelta(response=ChatResponse(
+            message=ChatMessage.assistant("".join(text), calls),
+            usage=dataclasses.replace(usage, latency_s=elapsed(started)),
+            model=self.name, finish_reason=finish))
+
+
+def status_sdk_error(
+    owner: RemoteChatModel, sdk: Any, exc: Exception, *, key_env: str, secret: str | None
+) -> ProviderError | None:
+    """``error()`` for SDKs whose HTTP failures are ``sdk.APIStatusError`` (openai, anthropic)."""
+    status = headers = None
+    detail = ""
+    if isinstance(exc, sdk.APIStatusError):
+        status, headers, detail = exc.status_code, exc.response.headers, exc.message
+    return sdk_error(exc, provider=owner.provider, model=owner.model, timeout=owner.timeout,
+                     status=status, headers=headers, detail=detail, key_env=key_env,
+                     secret=secret)
