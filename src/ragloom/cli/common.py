@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -49,8 +49,6 @@ FilterOption = Annotated[
     typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"key": "year", "op": ">=", '
                  '"value": 2020}\' or \'{"file_name": "faq.md"}\'.', show_default=False),
 ]
-
-T = TypeVar("T")
 
 
 def settings_for(**overrides: Any) -> Any:
@@ -172,9 +170,3 @@ def parse_filter_option(raw: str | None, store: Any) -> MetadataFilters | None:
                 f"compares it with {'/'.join(sorted(k or '?' for k in kinds))}"
             )
     return filters
-
-
-def run(body: Callable[[], T]) -> T:
-    with reported_errors():
-        return body()
-    raise AssertionError("unreachable")  # pragma: no cover

@@ -61,22 +61,6 @@ class EvalRow:
                 "seconds": round(self.seconds, 2)}
 
 
-@dataclass
-class EvalReport:
-    dataset: str
-    embedder: str
-    documents: int
-    chunks: int
-    rows: list[EvalRow] = field(default_factory=list)
-    ingest_seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "embedder": self.embedder,
-                "documents": self.documents, "chunks": self.chunks,
-                "ingest_seconds": round(self.ingest_seconds, 1),
-                "results": [row.to_dict() for row in self.rows]}
-
-
 def default_configs(
     modes: Sequence[str] = ("vector", "keyword", "hybrid"),
     rankers: Sequence[str] = ("rrf", "weighted"),
@@ -180,15 +164,3 @@ def evaluate(
                             mrr_at_10=mean(mrr), queries=len(queries),
                             seconds=time.perf_counter() - started))
     return rows
-
-
-def scratch_store(path: str) -> VectorStore:
-    """A SQLite store in ``path`` when SqliteVectorStore exists, else an in-memory one."""
-    try:
-        from ragloom.stores.sqlite import SqliteVectorStore
-    except ImportError:
-        from ragloom.stores.memory import InMemoryVectorStore
-
-        return InMemoryVectorStore(name="eval")
-    store: VectorStore = SqliteVectorStore(path)
-    return store
