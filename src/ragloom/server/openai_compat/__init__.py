@@ -1,0 +1,39 @@
+"""The OpenAI-compatible API under ``/v1`` and the specifications' own routes.
+
+``build_router(deps)`` returns one :class:`fastapi.APIRouter` (mount it at the app's
+root; its paths start with ``/v1``). Every failure is answered with OpenAI's error
+body (see :mod:`~ragloom.server.openai_compat.errors`); every object belongs to the
+caller's tenant and another tenant's id is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragloom.server.openai_compat.deps import OpenAIDeps
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+__all__ = ["OpenAIDeps", "build_router"]
+
+
+def build_router(deps: OpenAIDeps) -> APIRouter:
+    from fastapi import APIRouter
+
+    from ragloom.server.openai_compat import files, vector_stores
+    from ragloom.server.openai_compat.collections import VectorStoreCollections
+    from ragloom.server.openai_compat.db import MetaDB
+    from ragloom.server.openai_compat.errors import OpenAIRoute
+    from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+
+    db = MetaDB(deps.db_path)
+    collections = VectorStoreCollections(deps.vector_file, deps.embedder)
+    ingestor = VectorStoreIngestor(db, collections)
+    router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"])
+    files.add_routes(router, deps, db)
+    api = vector_stores.VectorStoreAPI(deps, db, collections, ingestor)
+    vector_stores.add_routes(router, api)
+    state: Any = router
+    state.ragloom_ingestor = ingestor  # tests wait on it; the core may too
+    return router

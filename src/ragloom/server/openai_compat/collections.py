@@ -1,0 +1,48 @@
+"""The knowledge base behind each vector store: one collection of a SQLite store file.
+
+Store objects are kept open (one per vector store) because each holds its
+collection's vectors and keyword index in memory once searched.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.protocols import Chunker, EmbeddingProvider
+from ragloom.retrieval.options import SearchOptions
+from ragloom.stores.sqlite import SqliteVectorStore
+
+
+class VectorStoreCollections:
+    def __init__(self, path: str, embedder: EmbeddingProvider) -> None:
+        self.path = path
+        self.embedder = embedder
+        self._stores: dict[str, SqliteVectorStore] = {}
+        self._lock = threading.Lock()
+
+    def store(self, vs_id: str) -> SqliteVectorStore:
+        with self._lock:
+            store = self._stores.get(vs_id)
+            if store is None:
+                store = SqliteVectorStore(self.path, collection=f"vs:{vs_id}")
+                self._stores[vs_id] = store
+            return store
+
+    def knowledge_base(self, vs_id: str, chunker: Chunker | None = None) -> VectorKnowledgeBase:
+        return VectorKnowledgeBase(self.store(vs_id), self.embedder, chunker, name=vs_id,
+                                   search=SearchOptions())
+
+    def drop(self, vs_id: str) -> None:
+        store = self.store(vs_id)
+        store.drop_collection()
+        with self._lock:
+            self._stores.pop(vs_id, None)
+        store.close()
+
+    def delete_file(self, vs_id: str, file_id: str) -> int:
+        """Remove the documents of one file (a JSON Lines file may hold several)."""
+        store = self.store(vs_id)
+        ids = [d.id for d in store.list_documents()
+               if d.source == file_id or d.source.startswith(f"{file_id}#")]
+        return store.delete_documents(ids) if ids else 0

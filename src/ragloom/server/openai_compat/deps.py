@@ -1,0 +1,51 @@
+"""What the OpenAI-compatible router needs from the server core, passed in whole.
+
+The core's ``create_app`` builds one :class:`OpenAIDeps` and calls
+:func:`ragloom.server.openai_compat.build_router` with it; tests build one around
+fakes. Nothing here loads a model or opens a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.protocols import EmbeddingProvider, ModelProvider
+
+MIB = 1024 * 1024
+
+#: ``open_knowledge_base(tenant_id, name, create)``: a tenant's native knowledge base
+#: (raises ``KnowledgeBaseNotFoundError`` when it does not exist and ``create`` is false).
+OpenKnowledgeBase = Callable[[str, str, bool], VectorKnowledgeBase]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIDeps:
+    """Collaborators of the ``/v1`` routes.
+
+    ``tenant`` is a FastAPI dependency returning the caller's tenant (any object with
+    an ``id``). ``db_path`` is the SQLite file for files, vector stores, their file
+    links and stored responses; ``vectors_path`` holds the vector stores' chunks
+    (default: beside ``db_path``). ``open_knowledge_base`` reaches the native
+    knowledge bases the specification routes and chat completions answer from.
+    """
+
+    tenant: Callable[..., Any]
+    embedder: EmbeddingProvider
+    model: ModelProvider | None
+    db_path: str
+    vectors_path: str | None = None
+    open_knowledge_base: OpenKnowledgeBase | None = None
+    max_upload_bytes: int = 100 * MIB
+    poll_after_ms: int = 200
+    max_answer_tokens: int = 512
+
+    @property
+    def vector_file(self) -> str:
+        if self.vectors_path:
+            return self.vectors_path
+        if self.db_path == ":memory:":
+            return ":memory:"
+        return f"{self.db_path.removesuffix('.sqlite').removesuffix('.db')}.vectors.sqlite"

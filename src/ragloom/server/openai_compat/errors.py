@@ -1,0 +1,112 @@
+"""OpenAI's error body for every failure under ``/v1``, without app-wide handlers.
+
+:class:`OpenAIRoute` wraps each endpoint of the router: an :class:`OpenAIError`, a
+request validation error or a ragloom error becomes a JSON response
+``{"error": {"message", "type", "param", "code"}}`` with the right status (404 for a
+missing object, 400 for a bad request, never 422), so the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import ValidationError
+
+from ragloom.errors import (
+    ConfigurationError,
+    InvalidInputError,
+    NotFoundError,
+    ProviderError,
+    RagError,
+    StoreError,
+)
+
+log = logging.getLogger("ragloom.server.openai")
+
+
+class OpenAIError(Exception):
+    """An error answered with OpenAI's body."""
+
+    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error",
+                 param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.param = param
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param,
+                          "code": self.code}}
+
+
+def not_found(kind: str, object_id: str, param: str | None = None) -> OpenAIError:
+    return OpenAIError(404, f"No {kind} found with id '{object_id}'.", param=param,
+                       code="not_found")
+
+
+def bad_request(message: str, param: str | None = None,
+                code: str | None = "invalid_value") -> OpenAIError:
+    return OpenAIError(400, message, param=param, code=code)
+
+
+def _validation_message(errors: list[Any]) -> tuple[str, str | None]:
+    if not errors:
+        return "invalid request", None
+    first = errors[0]
+    loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path")]
+    param = ".".join(loc) or None
+    where = f" at '{param}'" if param else ""
+    return f"Invalid request{where}: {first.get('msg', 'invalid value')}", param
+
+
+def translate(exc: Exception) -> OpenAIError:
+    """The OpenAI error for an exception raised while serving a request."""
+    if isinstance(exc, OpenAIError):
+        return exc
+    if isinstance(exc, (RequestValidationError, ValidationError)):
+        message, param = _validation_message(list(exc.errors()))
+        return bad_request(message, param)
+    if isinstance(exc, NotFoundError):
+        return OpenAIError(404, str(exc), code="not_found")
+    if isinstance(exc, (InvalidInputError, ConfigurationError)):
+        return bad_request(str(exc))
+    if isinstance(exc, ProviderError):
+        return OpenAIError(502, f"the model provider failed: {exc}", type="server_error",
+                           code="provider_error")
+    if isinstance(exc, (StoreError, RagError)):
+        return OpenAIError(500, str(exc), type="server_error", code="server_error")
+    log.exception("unexpected error in an OpenAI-compatible route", exc_info=exc)
+    return OpenAIError(500, f"internal error: {type(exc).__name__}", type="server_error",
+                       code="server_error")
+
+
+def error_response(exc: Exception) -> JSONResponse:
+    error = translate(exc)
+    return JSONResponse(error.body(), status_code=error.status)
+
+
+class OpenAIRoute(APIRoute):
+    """An APIRoute whose failures are answered with OpenAI's error body."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                from fastapi import HTTPException
+
+                if isinstance(exc, HTTPException) and exc.status_code in (401, 403, 413, 429):
+                    raise  # the core's auth, size and rate limits answer these themselves
+                return error_response(exc)
+
+        return guarded

@@ -1,0 +1,192 @@
+"""Attaching files to vector stores in the background.
+
+A POST answers at once with ``in_progress``; :class:`VectorStoreIngestor` runs one
+worker thread that takes every waiting file (up to ``batch`` at a time), parses
+them, and embeds their chunks together, so a batch of small files fills the
+embedder's batches instead of embedding a few chunks per call. Each file then moves
+to ``completed`` or to ``failed`` with ``last_error`` (``unsupported_file``,
+``invalid_file``, ``server_error``).
+
+The status lives in SQLite, so files still ``in_progress`` when the server stopped
+are picked up again when it starts; ingestion replaces a file's documents by
+source (the file id), so doing one again never duplicates it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import queue
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ragloom.loaders.base import LoadResult
+from ragloom.loaders.files import default_parser, parse_to_results
+from ragloom.server.openai_compat.chunking import chunker_for
+from ragloom.server.openai_compat.collections import VectorStoreCollections
+from ragloom.server.openai_compat.db import MetaDB, dumps
+from ragloom.server.openai_compat.files import file_bytes
+from ragloom.types import TextDocument
+
+log = logging.getLogger("ragloom.server.openai.ingest")
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    vs_id: str
+    file_id: str
+    chunking: str
+    documents: list[TextDocument]
+    size: int
+
+
+def error_code(reason: str) -> str:
+    if "unknown type" in reason or "unsupported format" in reason:
+        return "unsupported_file"
+    return "invalid_file"
+
+
+def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str, Any]
+                 ) -> tuple[list[TextDocument], str]:
+    """The documents of an uploaded file, or none and the reason."""
+    base: dict[str, Any] = {"file_id": file_id, "filename": filename, "file_name": filename,
+                            "attributes": attributes, "size": len(data),
+                            "mime_type": mimetypes.guess_type(filename)[0]}
+    if not data:
+        return [], "empty file"
+    results: list[LoadResult] = parse_to_results(
+        data, filename, base, default_parser(), base["mime_type"])
+    documents: list[TextDocument] = []
+    for result in results:
+        if result.document is None:
+            return [], result.reason or "no text found"
+        document = result.document
+        # The source is the file id (plus the record for JSON Lines), so a file is one
+        # document set, whatever its name, and search results name it by its id.
+        part = document.source[len(filename):] if document.source.startswith(filename) else ""
+        metadata = {**dict(document.metadata), "source": f"{file_id}{part}"}
+        documents.append(TextDocument.create(document.text, source=f"{file_id}{part}",
+                                             metadata=metadata))
+    if not any(d.text.strip() for d in documents):
+        return [], "no text found"
+    return documents, ""
+
+
+class VectorStoreIngestor:
+    def __init__(self, db: MetaDB, collections: VectorStoreCollections, *,
+                 batch: int = 64) -> None:
+        self.db = db
+        self.collections = collections
+        self.batch = batch
+        self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.idle = threading.Event()
+        self.idle.set()
+
+    # ----------------------------------------------------------------- submitting
+    def ensure_started(self) -> None:
+        """Start the worker, queueing files left ``in_progress`` by an earlier run."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            for row in self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
+                                    "WHERE status = 'in_progress' ORDER BY rowid"):
+                self._queue.put((row["vs_id"], row["file_id"]))
+            self._thread = threading.Thread(target=self._run, name="ragloom-oai-ingest",
+                                            daemon=True)
+            self._thread.start()
+
+    def submit(self, items: list[tuple[str, str]]) -> None:
+        self.ensure_started()
+        self.idle.clear()
+        for item in items:
+            self._queue.put(item)
+
+    # ------------------------------------------------------------------- working
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            items = [first]
+            while len(items) < self.batch:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._process(items)
+            except Exception:  # the worker must outlive any one batch
+                log.exception("attaching files to vector stores failed")
+                for vs_id, file_id in items:
+                    self._finish(vs_id, file_id, "server_error", "ingestion failed")
+            if self._queue.empty():
+                self.idle.set()
+
+    def _pending(self, vs_id: str, file_id: str) -> Any:
+        return self.db.row(
+            "SELECT l.attributes, l.chunking, f.filename FROM oai_vs_files l "
+            "JOIN oai_files f ON f.id = l.file_id "
+            "WHERE l.vs_id = ? AND l.file_id = ? AND l.status = 'in_progress'",
+            (vs_id, file_id))
+
+    def _process(self, items: list[tuple[str, str]]) -> None:
+        groups: dict[tuple[str, str], list[_Parsed]] = defaultdict(list)
+        for vs_id, file_id in dict.fromkeys(items):
+            row = self._pending(vs_id, file_id)
+            if row is None:
+                missing = self.db.row("SELECT 1 FROM oai_vs_files WHERE vs_id = ? AND "
+                                      "file_id = ? AND status = 'in_progress'",
+                                      (vs_id, file_id))
+                if missing is not None:  # linked, but the file itself was deleted
+                    self._finish(vs_id, file_id, "invalid_file", "the file was deleted")
+                continue
+            data = file_bytes(self.db, file_id)
+            documents, reason = documents_of(file_id, row["filename"], data,
+                                             json.loads(row["attributes"]))
+            if not documents:
+                self._finish(vs_id, file_id, error_code(reason), reason)
+                continue
+            groups[(vs_id, row["chunking"])].append(
+                _Parsed(vs_id, file_id, row["chunking"], documents, len(data)))
+        for (vs_id, chunking), parsed in groups.items():
+            self._ingest(vs_id, json.loads(chunking), parsed)
+
+    def _ingest(self, vs_id: str, chunking: dict[str, Any], parsed: list[_Parsed]) -> None:
+        kb = self.collections.knowledge_base(
+            vs_id, chunker_for(chunking, self.collections.embedder))
+        try:
+            report = kb.ingest([d for p in parsed for d in p.documents])
+        except Exception as exc:
+            if len(parsed) > 1:  # find the file at fault; the others still go in
+                for one in parsed:
+                    self._ingest(vs_id, chunking, [one])
+                return
+            log.exception("ingesting %s failed", parsed[0].file_id)
+            self._finish(vs_id, parsed[0].file_id, "server_error", str(exc))
+            return
+        skipped = dict(report.skipped)
+        for item in parsed:
+            reasons = [skipped[d.source] for d in item.documents if d.source in skipped]
+            if reasons and len(reasons) == len(item.documents):
+                self._finish(vs_id, item.file_id, "invalid_file", reasons[0])
+            else:
+                self._finish(vs_id, item.file_id, None, "", usage=item.size)
+
+    def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
+                usage: int = 0) -> None:
+        error = None if code is None else dumps({"code": code, "message": message})
+        status = "completed" if code is None else "failed"
+        with self.db.write() as conn:
+            changed = conn.execute(
+                "UPDATE oai_vs_files SET status = ?, last_error = ?, usage_bytes = ? "
+                "WHERE vs_id = ? AND file_id = ? AND status = 'in_progress'",
+                (status, error, usage, vs_id, file_id)).rowcount
+        if not changed and code is None:
+            # Cancelled or detached meanwhile: its chunks must not stay searchable.
+            linked = self.db.row("SELECT 1 FROM oai_vs_files WHERE vs_id = ? AND file_id = ?"
+                                 " AND status = 'completed'", (vs_id, file_id))
+            if linked is None:
+                self.collections.delete_file(vs_id, file_id)

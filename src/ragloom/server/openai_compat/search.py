@@ -1,0 +1,201 @@
+"""``vector_stores/{id}/search``: OpenAI's request mapped onto ragloom's search.
+
+* ``filters``: OpenAI's comparison (``eq ne gt gte lt lte in nin``) and compound
+  (``and or``) filters become a :class:`~ragloom.filters.MetadataFilters` over the
+  file's ``attributes`` (``file_id`` and ``filename`` name the file itself).
+* Results: one per file, scored by its best chunk (the contract score, in [0, 1]),
+  with its best chunks as ``content``; ``max_num_results`` counts files.
+* ``search_mode`` (vector, keyword, hybrid; default hybrid) and ``ranker``
+  (``rrf``/``weighted`` or ``{"type": "rrf", "impact_factor": k}`` /
+  ``{"type": "weighted", "alpha": a}``) are extra fields; ``ranking_options.ranker``
+  takes OpenAI's ``auto``/``none``/``default-2024-11-15`` (the default ranker) or
+  ``rrf``/``weighted``.
+* ``rewrite_query``: the question is reduced to its content words (no model call),
+  and ``search_query`` shows what was searched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragloom.errors import RagError
+from ragloom.filters import MetadataFilters, parse_filters
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
+from ragloom.server.openai_compat.errors import bad_request
+from ragloom.types import QueryMatch
+
+COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
+FILE_KEYS = ("file_id", "filename")
+#: Chunks fetched per result asked for: results are files, matches are chunks.
+CHUNK_MULTIPLIER = 5
+#: Best chunks shown per file.
+CHUNKS_PER_FILE = 3
+OPENAI_RANKERS = ("auto", "none", "default-2024-11-15")
+
+
+class RankingOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ranker: str | None = None
+    score_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    hybrid_search: dict[str, Any] | None = None
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str | list[str]
+    filters: dict[str, Any] | None = None
+    max_num_results: int = Field(10, ge=1, le=50)
+    ranking_options: RankingOptions | None = None
+    rewrite_query: bool = False
+    search_mode: str | None = None
+    ranker: str | dict[str, Any] | None = None
+
+
+def openai_filters(data: Any, param: str = "filters") -> MetadataFilters:
+    """ragloom filters from OpenAI's JSON form (400 when malformed)."""
+    try:
+        return parse_filters(_convert(data, param))
+    except RagError as exc:
+        raise bad_request(f"invalid filters: {exc}", param) from exc
+
+
+def _convert(node: Any, param: str) -> dict[str, Any]:
+    if not isinstance(node, dict) or "type" not in node:
+        raise bad_request("each filter needs a 'type' (eq, ne, gt, gte, lt, lte, in, nin, "
+                          "and, or)", param)
+    kind = node["type"]
+    if kind in ("and", "or"):
+        items = node.get("filters")
+        if not isinstance(items, list):
+            raise bad_request(f"a compound '{kind}' filter needs a list 'filters'", param)
+        return {kind: [_convert(item, param) for item in items]}
+    if kind not in COMPARISONS:
+        raise bad_request(f"unknown filter type {kind!r}; use one of "
+                          f"{', '.join(COMPARISONS)}, and, or", param)
+    if "key" not in node or "value" not in node:
+        raise bad_request(f"a '{kind}' filter needs 'key' and 'value'", param)
+    key = str(node["key"])
+    path = key if key in FILE_KEYS else f"attributes.{key}"
+    return {"key": path, "op": kind, "value": node["value"]}
+
+
+_STOP = frozenset(re.findall(r"\S+", """
+a an the is are was were be been being do does did of in on at to for
+from by with about what which who whom whose when where why how can could should would
+may might will shall i me my we our you your it its this that these those there here and
+or not please tell find show give any some"""))
+
+
+def rewrite(query: str) -> str:
+    """The content words of a question: a keyword-friendly query, no model needed."""
+    words = re.findall(r"[\w'-]+", query)
+    kept = [w for w in words if w.lower() not in _STOP]
+    return " ".join(kept) or query
+
+
+def _ranker(request: SearchRequest) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    named = request.ranking_options.ranker if request.ranking_options else None
+    if named is not None and named not in OPENAI_RANKERS:
+        if named not in ("rrf", "weighted"):
+            raise bad_request(f"unknown ranker {named!r}; use auto, none, "
+                              "default-2024-11-15, rrf or weighted",
+                              "ranking_options.ranker", code="unsupported_value")
+        changes["ranker"] = named
+    extra = request.ranker
+    if isinstance(extra, str):
+        extra = {"type": extra}
+    if isinstance(extra, dict):
+        kind = extra.get("type")
+        if kind not in ("rrf", "weighted"):
+            raise bad_request("ranker type must be 'rrf' or 'weighted'", "ranker.type",
+                              code="unsupported_value")
+        changes["ranker"] = kind
+        if "impact_factor" in extra:
+            changes["impact_factor"] = float(extra["impact_factor"])
+        if "alpha" in extra:
+            changes["alpha"] = float(extra["alpha"])
+    return changes
+
+
+def search_options(request: SearchRequest, base: SearchOptions) -> SearchOptions:
+    mode = request.search_mode or "hybrid"
+    if mode not in SEARCH_MODES:
+        raise bad_request(f"search_mode must be one of {', '.join(SEARCH_MODES)}",
+                          "search_mode", code="unsupported_value")
+    filters = openai_filters(request.filters) if request.filters is not None else None
+    try:
+        return base.with_(mode=mode, top_k=request.max_num_results * CHUNK_MULTIPLIER,
+                          filters=filters, score_threshold=None, **_ranker(request))
+    except RagError as exc:
+        raise bad_request(str(exc), "ranker") from exc
+
+
+def query_text(request: SearchRequest) -> str:
+    query = request.query if isinstance(request.query, str) else " ".join(request.query)
+    if not query.strip():
+        raise bad_request("query must not be empty", "query", code="empty_query")
+    return query
+
+
+@dataclass(frozen=True)
+class FileHit:
+    file_id: str
+    filename: str
+    score: float
+    attributes: dict[str, Any]
+    chunks: list[QueryMatch]
+
+
+def group_by_file(matches: Sequence[QueryMatch], limit: int,
+                  threshold: float | None = None) -> list[FileHit]:
+    """One hit per file, best first, with its best chunks (in score order)."""
+    hits: dict[str, FileHit] = {}
+    for match in matches:
+        meta = match.chunk.metadata
+        file_id = str(meta.get("file_id") or match.chunk.source)
+        hit = hits.get(file_id)
+        if hit is None:
+            if threshold is not None and match.score < threshold:
+                continue
+            attributes = meta.get("attributes")
+            hits[file_id] = FileHit(file_id, str(meta.get("filename", "")), match.score,
+                                    dict(attributes) if isinstance(attributes, dict) else {},
+                                    [match])
+        elif len(hit.chunks) < CHUNKS_PER_FILE:
+            hit.chunks.append(match)
+    return list(hits.values())[:limit]
+
+
+def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
+               ) -> tuple[str, list[FileHit]]:
+    """The query searched and the file hits over one or more vector stores."""
+    query = query_text(request)
+    if request.rewrite_query:
+        query = rewrite(query)
+    threshold = request.ranking_options.score_threshold if request.ranking_options else None
+    matches: list[QueryMatch] = []
+    for kb in kbs:
+        options = search_options(request, kb.search_options)
+        try:
+            matches.extend(kb.search(query, options).matches)
+        except RagError as exc:
+            if "no keyword search" in str(exc) or "is empty" in str(exc):
+                raise bad_request(str(exc), "query") from exc
+            raise
+    if len(kbs) > 1:
+        matches.sort(key=lambda m: -m.score)
+    return query, group_by_file(matches, request.max_num_results, threshold)
+
+
+def hit_json(hit: FileHit) -> dict[str, Any]:
+    return {"file_id": hit.file_id, "filename": hit.filename, "score": round(hit.score, 6),
+            "attributes": hit.attributes,
+            "content": [{"type": "text", "text": m.chunk.text} for m in hit.chunks]}
+
