@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -55,3 +56,14 @@ async def read_body(request: Request, model: type[M]) -> M:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:
         raise translate(exc) from exc
+
+
+def sse_events(events: Iterator[dict[str, Any]]) -> Iterator[str]:
+    """Server-sent events as OpenAI sends them: ``event:`` and ``data:`` lines, numbered."""
+    for number, event in enumerate(events):
+        event = {"type": event["type"], "sequence_number": number,
+                 **{k: v for k, v in event.items() if k != "type"}}
+        yield f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

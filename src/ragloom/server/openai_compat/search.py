@@ -108,6 +108,14 @@ def _ranker(request: SearchRequest) -> dict[str, Any]:
                               "default-2024-11-15, rrf or weighted",
                               "ranking_options.ranker", code="unsupported_value")
         changes["ranker"] = named
+    hybrid = request.ranking_options.hybrid_search if request.ranking_options else None
+    if hybrid:  # OpenAI's weights of the embedding and text rankings
+        vector = float(hybrid.get("embedding_weight", 1.0))
+        text = float(hybrid.get("text_weight", 1.0))
+        if vector < 0 or text < 0 or vector + text <= 0:
+            raise bad_request("hybrid_search weights must be non-negative, not both zero",
+                              "ranking_options.hybrid_search")
+        changes.update(ranker="weighted", alpha=vector / (vector + text))
     extra = request.ranker
     if isinstance(extra, str):
         extra = {"type": extra}

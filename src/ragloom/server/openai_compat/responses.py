@@ -1,0 +1,261 @@
+"""``/v1/responses`` with the ``file_search`` tool: search, answer, cite, store.
+
+A request with ``file_search`` searches its vector stores (the caller's only) for the
+last user message, numbers the passages for the model, and returns a
+``file_search_call`` item (``results`` only with
+``include=["file_search_call.results"]``) and a message whose ``output_text`` carries
+``file_citation`` annotations (see :mod:`.citations`). ``previous_response_id``
+continues a stored conversation. Streaming sends OpenAI's event sequence, so both
+``responses.create(stream=True)`` and ``responses.stream()`` work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragloom.protocols import ModelProvider, TokenCounter
+from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
+from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
+from ragloom.server.openai_compat.collections import VectorStoreCollections
+from ragloom.server.openai_compat.common import new_id, now
+from ragloom.server.openai_compat.db import MetaDB, dumps
+from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
+from ragloom.server.openai_compat.responses_model import (
+    ResponseCreate,
+    chat_messages,
+    input_item,
+    input_messages,
+)
+from ragloom.server.openai_compat.search import (
+    RankingOptions,
+    SearchRequest,
+    run_search,
+)
+from ragloom.types import ChatMessage, QueryMatch, Usage
+
+log = logging.getLogger("ragloom.server.openai.responses")
+
+CITE_HINT = ("Cite the passages you use by their number in square brackets, like [1], "
+             "right after the sentence they support.")
+
+
+@dataclass
+class Plan:
+    """Everything decided before the model is called."""
+
+    id: str
+    request: ResponseCreate
+    tenant: str
+    created: int
+    messages: list[ChatMessage]
+    conversation: list[dict[str, str]]
+    new_messages: list[dict[str, str]]
+    passages: list[Passage] = field(default_factory=list)
+    search_item: dict[str, Any] | None = None
+    message_id: str = field(default_factory=lambda: new_id("msg_"))
+
+
+class ResponsesEngine:
+    def __init__(self, db: MetaDB, collections: VectorStoreCollections,
+                 model: ModelProvider | None, max_answer_tokens: int) -> None:
+        self.db = db
+        self.collections = collections
+        self.model = model
+        self.max_answer_tokens = max_answer_tokens
+
+    # ------------------------------------------------------------------ planning
+    def _model(self, name: str) -> ModelProvider:
+        if self.model is None:
+            raise bad_request("this server has no language model; start it with one",
+                              "model", code="model_not_available")
+        if name != self.model.name:
+            raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
+                              f"'{self.model.name}'.", param="model", code="model_not_found")
+        return self.model
+
+    def stored(self, tenant: str, response_id: str) -> Any:
+        row = self.db.row("SELECT * FROM oai_responses WHERE id = ? AND tenant = ?",
+                          (response_id, tenant))
+        if row is None:
+            raise not_found("response", response_id, "response_id")
+        return row
+
+    def plan(self, request: ResponseCreate, tenant: str) -> Plan:
+        request.check()
+        self._model(request.model)
+        tool = request.file_search()
+        history: list[dict[str, str]] = []
+        if request.previous_response_id:
+            previous = self.stored(tenant, request.previous_response_id)
+            history = json.loads(previous["conversation"])
+        new = input_messages(request.input)
+        users = [m for m in new if m["role"] == "user"]
+        question = users[-1]["content"] if users else new[-1]["content"]
+        system = [m["content"] for m in new if m["role"] == "system"]
+        turns = [m for m in new if m["role"] != "system"]
+        plan = Plan(id=new_id("resp_"), request=request, tenant=tenant, created=now(),
+                    messages=[], conversation=history + turns, new_messages=new)
+        matches: list[QueryMatch] = []
+        if tool is not None:
+            for vs_id in tool.vector_store_ids:
+                if self.db.row("SELECT 1 FROM oai_vector_stores WHERE id = ? AND tenant = ?",
+                               (vs_id, tenant)) is None:
+                    raise not_found("vector store", vs_id, "tools.vector_store_ids")
+        if tool is not None and request.searches():
+            search = SearchRequest(
+                query=question, filters=tool.filters, max_num_results=tool.max_num_results,
+                ranking_options=(RankingOptions.model_validate(tool.ranking_options)
+                                 if tool.ranking_options else None))
+            kbs = [self.collections.knowledge_base(v) for v in tool.vector_store_ids]
+            query, hits = run_search(kbs, search)
+            results = []
+            for hit in hits:
+                for chunk in hit.chunks:
+                    matches.append(chunk)
+                    plan.passages.append(Passage(len(plan.passages) + 1, hit.file_id,
+                                                 hit.filename, chunk.chunk.text))
+                results.append({"file_id": hit.file_id, "filename": hit.filename,
+                                "score": round(hit.score, 6), "attributes": hit.attributes,
+                                "text": "\n".join(c.chunk.text for c in hit.chunks)})
+            include = "file_search_call.results" in request.include
+            plan.search_item = {"id": new_id("fs_"), "type": "file_search_call",
+                                "status": "completed", "queries": [query],
+                                "results": results if include else None}
+        instructions = request.instructions or DEFAULT_SYSTEM_PROMPT
+        if plan.passages:
+            instructions = f"{instructions}\n\n{CITE_HINT}"
+        prompt = question
+        if matches:
+            counter = self.collections.embedder
+            prompt = augment_user_query(
+                matches, question, max_tokens_in_context=1500,
+                token_counter=counter if isinstance(counter, TokenCounter) else None)
+        system_text = "\n\n".join([instructions, *system])
+        before = turns[:-1] if turns and turns[-1]["content"] == question else turns
+        plan.messages = [ChatMessage.system(system_text), *chat_messages(history),
+                         *chat_messages(before), ChatMessage.user(prompt)]
+        return plan
+
+    # --------------------------------------------------------------- the response
+    def body(self, plan: Plan, *, status: str, text: str | None = None,
+             annotations: list[dict[str, Any]] | None = None, usage: Usage | None = None,
+             error: dict[str, Any] | None = None) -> dict[str, Any]:
+        request = plan.request
+        output: list[dict[str, Any]] = []
+        if plan.search_item is not None and status != "in_progress":
+            output.append(plan.search_item)
+        if text is not None:
+            output.append(self.message_item(plan, text, annotations or [], "completed"))
+        return {
+            "id": plan.id, "object": "response", "created_at": plan.created,
+            "status": status, "error": error, "incomplete_details": None,
+            "instructions": request.instructions, "max_output_tokens":
+                request.max_output_tokens, "model": request.model, "output": output,
+            "parallel_tool_calls": True, "previous_response_id": request.previous_response_id,
+            "reasoning": {"effort": None, "summary": None}, "store": request.store,
+            "temperature": request.temperature if request.temperature is not None else 1.0,
+            "text": {"format": {"type": "text"}}, "tool_choice": request.tool_choice,
+            "tools": request.tools, "top_p": request.top_p if request.top_p is not None
+            else 1.0, "truncation": "disabled", "metadata": request.metadata or {},
+            "user": request.user,
+            "usage": None if usage is None else {
+                "input_tokens": usage.input_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": usage.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": usage.input_tokens + usage.output_tokens},
+        }
+
+    @staticmethod
+    def message_item(plan: Plan, text: str, annotations: list[dict[str, Any]],
+                     status: str) -> dict[str, Any]:
+        return {"id": plan.message_id, "type": "message", "role": "assistant",
+                "status": status, "content": [
+                    {"type": "output_text", "text": text, "annotations": annotations,
+                     "logprobs": []}]}
+
+    def save(self, plan: Plan, body: dict[str, Any], answer: str) -> None:
+        if not plan.request.store:
+            return
+        conversation = [*plan.conversation, {"role": "assistant", "content": answer}]
+        items = [input_item(new_id("msg_"), m) for m in plan.new_messages]
+        self.db.execute("INSERT INTO oai_responses VALUES (?, ?, ?, ?, ?, ?)",
+                        (plan.id, plan.tenant, plan.created, dumps(body),
+                         dumps(conversation), dumps(items)))
+
+    def _max_tokens(self, plan: Plan) -> int:
+        return plan.request.max_output_tokens or self.max_answer_tokens
+
+    def run(self, plan: Plan) -> dict[str, Any]:
+        model = self._model(plan.request.model)
+        response = model.chat(plan.messages, max_tokens=self._max_tokens(plan),
+                              temperature=plan.request.temperature)
+        text, annotations = cite(response.text, plan.passages)
+        body = self.body(plan, status="completed", text=text, annotations=annotations,
+                         usage=response.usage)
+        self.save(plan, body, text)
+        return body
+
+    def stream(self, plan: Plan) -> Iterator[dict[str, Any]]:
+        """OpenAI's event sequence for this response (without sequence numbers)."""
+        yield {"type": "response.created", "response": self.body(plan, status="in_progress")}
+        yield {"type": "response.in_progress",
+               "response": self.body(plan, status="in_progress")}
+        index = 0
+        if plan.search_item is not None:
+            item = plan.search_item
+            ref = {"item_id": item["id"], "output_index": index}
+            yield {"type": "response.output_item.added", "output_index": index,
+                   "item": {**item, "status": "in_progress", "results": None}}
+            yield {"type": "response.file_search_call.in_progress", **ref}
+            yield {"type": "response.file_search_call.searching", **ref}
+            yield {"type": "response.file_search_call.completed", **ref}
+            yield {"type": "response.output_item.done", "output_index": index, "item": item}
+            index += 1
+        ref = {"item_id": plan.message_id, "output_index": index, "content_index": 0}
+        yield {"type": "response.output_item.added", "output_index": index,
+               "item": {**self.message_item(plan, "", [], "in_progress"), "content": []}}
+        yield {"type": "response.content_part.added", **ref,
+               "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}
+        stripper = MarkerStripper(plan.passages)
+        usage = Usage()
+        try:
+            for delta in self._model(plan.request.model).stream(
+                    plan.messages, max_tokens=self._max_tokens(plan),
+                    temperature=plan.request.temperature):
+                if delta.response is not None:
+                    usage = delta.response.usage
+                    continue
+                piece = stripper.feed(delta.text)
+                if piece:
+                    yield {"type": "response.output_text.delta", **ref, "delta": piece,
+                           "logprobs": []}
+        except Exception as exc:
+            log.exception("the model failed while streaming %s", plan.id)
+            error = {"code": "server_error", "message": f"the model failed: {exc}"}
+            yield {"type": "error", "code": "server_error", "message": error["message"],
+                   "param": None}
+            yield {"type": "response.failed",
+                   "response": self.body(plan, status="failed", error=error)}
+            return
+        rest = stripper.finish()
+        if rest:
+            yield {"type": "response.output_text.delta", **ref, "delta": rest, "logprobs": []}
+        text, annotations = cite(stripper.raw, plan.passages)
+        for number, annotation in enumerate(annotations):
+            yield {"type": "response.output_text.annotation.added", **ref,
+                   "annotation_index": number, "annotation": annotation}
+        yield {"type": "response.output_text.done", **ref, "text": text, "logprobs": []}
+        part = {"type": "output_text", "text": text, "annotations": annotations,
+                "logprobs": []}
+        yield {"type": "response.content_part.done", **ref, "part": part}
+        yield {"type": "response.output_item.done", "output_index": index,
+               "item": self.message_item(plan, text, annotations, "completed")}
+        body = self.body(plan, status="completed", text=text, annotations=annotations,
+                         usage=usage)
+        self.save(plan, body, text)
+        yield {"type": "response.completed", "response": body}

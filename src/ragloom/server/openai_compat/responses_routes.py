@@ -1,0 +1,59 @@
+"""Routes of ``/v1/responses``: create (streamed or not), retrieve, delete, input items."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from ragloom.server.openai_compat.common import (
+    SSE_HEADERS,
+    page,
+    read_body,
+    sse_events,
+    tenant_id,
+)
+from ragloom.server.openai_compat.deps import OpenAIDeps
+from ragloom.server.openai_compat.responses import ResponsesEngine
+from ragloom.server.openai_compat.responses_model import ResponseCreate
+
+
+def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> None:
+    def owner(tenant: Any = Depends(deps.tenant)) -> str:
+        return tenant_id(tenant)
+
+    tenant_dep = Depends(owner)
+
+    @router.post("/responses", summary="Create a response (file_search, streaming)",
+                 response_model=None)
+    async def create(request: Request, tenant: str = tenant_dep
+                     ) -> dict[str, Any] | StreamingResponse:
+        body = await read_body(request, ResponseCreate)
+        # Searching happens here, so a bad store or filter is a plain 4xx, not a stream.
+        plan = await run_in_threadpool(engine.plan, body, tenant)
+        if not body.stream:
+            return await run_in_threadpool(engine.run, plan)
+        return StreamingResponse(sse_events(engine.stream(plan)),
+                                 media_type="text/event-stream", headers=SSE_HEADERS)
+
+    @router.get("/responses/{response_id}", summary="Retrieve a stored response")
+    def retrieve(response_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
+        body: dict[str, Any] = json.loads(engine.stored(tenant, response_id)["body"])
+        return body
+
+    @router.delete("/responses/{response_id}", summary="Delete a stored response")
+    def delete(response_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
+        engine.stored(tenant, response_id)
+        engine.db.execute("DELETE FROM oai_responses WHERE id = ? AND tenant = ?",
+                          (response_id, tenant))
+        return {"id": response_id, "object": "response.deleted", "deleted": True}
+
+    @router.get("/responses/{response_id}/input_items", summary="A response's input items")
+    def input_items(response_id: str, limit: int = 20, order: str = "desc",
+                    after: str | None = None, before: str | None = None,
+                    tenant: str = tenant_dep) -> dict[str, Any]:
+        items = json.loads(engine.stored(tenant, response_id)["input_items"])
+        return page(items, limit=limit, order=order, after=after, before=before)
