@@ -21,11 +21,18 @@ __all__ = ["OpenAIDeps", "build_router"]
 def build_router(deps: OpenAIDeps) -> APIRouter:
     from fastapi import APIRouter
 
-    from ragloom.server.openai_compat import files, responses_routes, vector_stores
+    from ragloom.server.openai_compat import (
+        files,
+        inference,
+        responses_routes,
+        spec,
+        vector_stores,
+    )
     from ragloom.server.openai_compat.collections import VectorStoreCollections
     from ragloom.server.openai_compat.db import MetaDB
     from ragloom.server.openai_compat.errors import OpenAIRoute
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+    from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.responses import ResponsesEngine
 
     db = MetaDB(deps.db_path)
@@ -37,6 +44,9 @@ def build_router(deps: OpenAIDeps) -> APIRouter:
     vector_stores.add_routes(router, api)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens)
     responses_routes.add_routes(router, deps, engine)
+    knowledge = Knowledge(deps, db, collections)
+    inference.add_routes(router, deps, knowledge)
+    spec.add_routes(router, deps, knowledge)
     state: Any = router
     state.ragloom_ingestor = ingestor  # tests wait on it; the core may too
     return router

@@ -1,0 +1,53 @@
+"""Where ``/v1`` routes find knowledge: the caller's vector stores (``vs_…`` ids) and
+the core's native knowledge bases (by name), searched together."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragloom.errors import NotFoundError
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.retrieval.multi import search_many
+from ragloom.retrieval.options import SearchOptions
+from ragloom.server.openai_compat.collections import VectorStoreCollections
+from ragloom.server.openai_compat.db import MetaDB
+from ragloom.server.openai_compat.deps import OpenAIDeps
+from ragloom.server.openai_compat.errors import not_found
+from ragloom.types import QueryMatch
+
+
+class Knowledge:
+    def __init__(self, deps: OpenAIDeps, db: MetaDB,
+                 collections: VectorStoreCollections) -> None:
+        self.deps = deps
+        self.db = db
+        self.collections = collections
+
+    def is_vector_store(self, tenant: str, ident: str) -> bool:
+        return self.db.row("SELECT 1 FROM oai_vector_stores WHERE id = ? AND tenant = ?",
+                           (ident, tenant)) is not None
+
+    def resolve(self, tenant: str, ident: str, *, create: bool = False,
+                param: str = "vector_db_id") -> VectorKnowledgeBase:
+        """A vector store of the tenant, or its native knowledge base (404 if neither)."""
+        if self.is_vector_store(tenant, ident):
+            return self.collections.knowledge_base(ident)
+        if ident.startswith("vs_") or self.deps.open_knowledge_base is None:
+            raise not_found("vector store or knowledge base", ident, param)
+        try:
+            return self.deps.open_knowledge_base(tenant, ident, create)
+        except NotFoundError as exc:
+            raise not_found("knowledge base", ident, param) from exc
+
+    def search(self, tenant: str, names: Sequence[str], vector_stores: Sequence[str],
+               query: str, top_k: int, options: SearchOptions | None = None
+               ) -> list[QueryMatch]:
+        kbs = [(name, self.resolve(tenant, name, param="knowledge_bases"))
+               for name in dict.fromkeys(names)]
+        kbs += [(vs, self.resolve(tenant, vs, param="vector_store_ids"))
+                for vs in dict.fromkeys(vector_stores)]
+        for _, kb in kbs:
+            kb.check_embedder()
+        options = (options or SearchOptions()).with_(top_k=top_k)
+        targets = [(name, kb.store, kb.embedder) for name, kb in kbs]
+        return list(search_many(targets, query, options).matches)
