@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragloom.server.openai_compat.deps import OpenAIDeps
+from ragloom.server.openai_compat.deps import Deps, OpenAIDeps
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-__all__ = ["OpenAIDeps", "build_router"]
+__all__ = ["Deps", "OpenAIDeps", "build_router"]
 
 
-def build_router(deps: OpenAIDeps) -> APIRouter:
+def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from fastapi import APIRouter
 
     from ragloom.server.openai_compat import (
@@ -35,6 +35,10 @@ def build_router(deps: OpenAIDeps) -> APIRouter:
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.responses import ResponsesEngine
 
+    if isinstance(deps, Deps):  # the core's generic wiring hands over its state
+        from ragloom.server.openai_compat.wiring import deps_from_state
+
+        deps = deps_from_state(deps.state)
     db = MetaDB(deps.db_path)
     collections = VectorStoreCollections(deps.vector_file, deps.embedder)
     ingestor = VectorStoreIngestor(db, collections)

@@ -7,14 +7,17 @@ fakes. Nothing here loads a model or opens a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import EmbeddingProvider, ModelProvider
 
 MIB = 1024 * 1024
+T = TypeVar("T")
+#: ``await run(function, *args)``: blocking work in a bounded thread pool.
+Runner = Callable[..., Awaitable[Any]]
 
 #: ``open_knowledge_base(tenant_id, name, create)``: a tenant's native knowledge base
 #: (raises ``KnowledgeBaseNotFoundError`` when it does not exist and ``create`` is false).
@@ -41,6 +44,24 @@ class OpenAIDeps:
     max_upload_bytes: int = 100 * MIB
     poll_after_ms: int = 200
     max_answer_tokens: int = 512
+    run_cpu: Runner | None = None
+    run_model: Runner | None = None
+
+    async def cpu(self, function: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (SQLite, search, parsing) off the event loop."""
+        if self.run_cpu is None:
+            from starlette.concurrency import run_in_threadpool
+
+            return await run_in_threadpool(function, *args)
+        result: T = await self.run_cpu(function, *args)
+        return result
+
+    async def slow(self, function: Callable[..., T], *args: Any) -> T:
+        """Run a language model call in its own pool, so it never stalls searches."""
+        if self.run_model is None:
+            return await self.cpu(function, *args)
+        result: T = await self.run_model(function, *args)
+        return result
 
     @property
     def vector_file(self) -> str:
@@ -49,3 +70,14 @@ class OpenAIDeps:
         if self.db_path == ":memory:":
             return ":memory:"
         return f"{self.db_path.removesuffix('.sqlite').removesuffix('.db')}.vectors.sqlite"
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What the server core's generic wiring hands over: its shared state.
+
+    :func:`ragloom.server.openai_compat.build_router` turns it into
+    :class:`OpenAIDeps` with :func:`ragloom.server.openai_compat.wiring.deps_from_state`.
+    """
+
+    state: Any

@@ -107,6 +107,10 @@ class OpenAIRoute(APIRoute):
 
                 if isinstance(exc, HTTPException) and exc.status_code in (401, 403, 413, 429):
                     raise  # the core's auth, size and rate limits answer these themselves
+                status, body = getattr(exc, "status", None), getattr(exc, "body", None)
+                if isinstance(status, int) and callable(body):  # the core's ApiError
+                    return JSONResponse(body(), status_code=status,
+                                        headers=getattr(exc, "headers", None))
                 return error_response(exc)
 
         return guarded

@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from ragloom.server.openai_compat.common import new_id, now, page, tenant_id
 from ragloom.server.openai_compat.db import MetaDB
@@ -70,7 +69,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB) -> None:
                               expires_at))
                 conn.execute("INSERT INTO oai_file_data VALUES (?, ?)", (file_id, data))
 
-        await run_in_threadpool(store)
+        await deps.cpu(store)
         return file_object({"id": file_id, "bytes": len(data), "created_at": created,
                             "expires_at": expires_at, "filename": name, "purpose": purpose})
 

@@ -19,7 +19,6 @@ import numpy as np
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
@@ -274,12 +273,12 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                           ) -> dict[str, Any] | StreamingResponse:
         body = await read_body(request, ChatRequest)
         if not body.stream:
-            return await run_in_threadpool(chat.complete, body, tenant)
-        messages, matches = await run_in_threadpool(chat.prepare, body, tenant)
+            return await deps.slow(chat.complete, body, tenant)
+        messages, matches = await deps.cpu(chat.prepare, body, tenant)
         return StreamingResponse(chat.stream(body, messages, matches),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.post("/embeddings", summary="Embed texts")
     async def embeddings(request: Request, tenant: str = tenant_dep) -> dict[str, Any]:
         body = await read_body(request, EmbeddingRequest)
-        return await run_in_threadpool(embed, deps, body)
+        return await deps.cpu(embed, deps, body)

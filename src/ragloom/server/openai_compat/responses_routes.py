@@ -7,7 +7,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from ragloom.server.openai_compat.common import (
     SSE_HEADERS,
@@ -33,9 +32,9 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> 
                      ) -> dict[str, Any] | StreamingResponse:
         body = await read_body(request, ResponseCreate)
         # Searching happens here, so a bad store or filter is a plain 4xx, not a stream.
-        plan = await run_in_threadpool(engine.plan, body, tenant)
+        plan = await deps.cpu(engine.plan, body, tenant)
         if not body.stream:
-            return await run_in_threadpool(engine.run, plan)
+            return await deps.slow(engine.run, plan)
         return StreamingResponse(sse_events(engine.stream(plan)),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from ragloom.chunking import RecursiveSplitter
 from ragloom.errors import RagError
@@ -196,7 +195,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
             return {"chunks": [chunk_json(m) for m in matches],
                     "scores": [m.score for m in matches]}
 
-        return await run_in_threadpool(run)
+        return await deps.cpu(run)
 
     @router.post("/tool-runtime/rag-tool/insert", summary="Insert documents (RAG tool)")
     async def rag_insert(request: Request, tenant: str = tenant_dep) -> None:
@@ -218,7 +217,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                        else RecursiveSplitter(size * 4, size))
             VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name).ingest(documents)
 
-        await run_in_threadpool(run)
+        await deps.cpu(run)
 
     @router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
     async def rag_query(request: Request, tenant: str = tenant_dep) -> dict[str, Any]:
@@ -251,7 +250,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                 "chunks": [m.chunk.text for m in kept],
                 "scores": [m.score for m in kept]}}
 
-        return await run_in_threadpool(run)
+        return await deps.cpu(run)
 
 
 def generate_query(deps: OpenAIDeps, content: Any, config: dict[str, Any] | None) -> str:

@@ -7,7 +7,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from starlette.concurrency import run_in_threadpool
 
 from ragloom.server.openai_compat import chunking
 from ragloom.server.openai_compat.collections import VectorStoreCollections
@@ -223,7 +222,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                            strategy)
             return api.store_json(api.store_row(tenant, vs_id))
 
-        return await run_in_threadpool(insert)
+        return await api.deps.cpu(insert)
 
     @router.get("/vector_stores", summary="List vector stores")
     def list_stores(limit: int = 20, order: str = "desc", after: str | None = None,
@@ -256,7 +255,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                        (name, metadata, expires, now(), vector_store_id))
             return api.store_json(api.store_row(tenant, vector_store_id))
 
-        return await run_in_threadpool(change)
+        return await api.deps.cpu(change)
 
     @router.delete("/vector_stores/{vector_store_id}", summary="Delete a vector store")
     def delete(vector_store_id: str, tenant: str = owner) -> dict[str, Any]:
@@ -278,7 +277,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
             return {"object": "vector_store.search_results.page", "search_query": [query],
                     "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
 
-        return await run_in_threadpool(run)
+        return await api.deps.cpu(run)
 
     # ----------------------------------------------------------------------- files
     @router.post("/vector_stores/{vector_store_id}/files",
@@ -293,7 +292,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
             return api.file_json(api.link_row(tenant, vector_store_id, body.file_id))
 
         api.poll_headers(response)
-        return await run_in_threadpool(run)
+        return await api.deps.cpu(run)
 
     @router.get("/vector_stores/{vector_store_id}/files", summary="List a store's files")
     def list_files(vector_store_id: str, response: Response, limit: int = 20,
@@ -338,7 +337,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                        batch_id=row["batch_id"])
             return api.file_json(api.link_row(tenant, vector_store_id, file_id))
 
-        return await run_in_threadpool(run)
+        return await api.deps.cpu(run)
 
     @router.delete("/vector_stores/{vector_store_id}/files/{file_id}",
                    summary="Detach a file from a vector store")
@@ -383,7 +382,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
             return api.batch_json(batch_row(tenant, vector_store_id, batch_id))
 
         api.poll_headers(response)
-        return await run_in_threadpool(run)
+        return await api.deps.cpu(run)
 
     def batch_row(tenant: str, vs_id: str, batch_id: str) -> Any:
         row = db.row("SELECT * FROM oai_batches WHERE id = ? AND vs_id = ? AND tenant = ?",
