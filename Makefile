@@ -28,7 +28,7 @@ $(VENV)/.local: pyproject.toml $(VENV)/.torch
 	@touch $@
 
 $(VENV)/.dev: pyproject.toml $(VENV)/.local
-	$(PIP) install -e ".[local,dev,formats,providers]"
+	$(PIP) install -e ".[local,dev,formats,providers,graph]"
 	@touch $@
 
 demo: $(VENV)/.local

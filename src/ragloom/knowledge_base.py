@@ -26,7 +26,7 @@ from ragloom.retrieval.options import SearchOptions
 from ragloom.types import Document, QueryMatch, TextChunk, VectorEntry
 
 if TYPE_CHECKING:
-    from ragloom.ingestion.pipeline import IngestionPipeline
+    from ragloom.ingestion.pipeline import GraphStep, IngestionPipeline
     from ragloom.ingestion.transformers import DocumentTransformer
 
 __all__ = [
@@ -66,6 +66,7 @@ class VectorKnowledgeBase:
         name: str = "default",
         search: SearchOptions | None = None,
         batch_size: int = 64,
+        graph: GraphStep | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -73,6 +74,8 @@ class VectorKnowledgeBase:
         self.name = name
         self.search_options = search or SearchOptions()
         self.batch_size = batch_size
+        #: Knowledge-graph extraction at ingestion (ragloom.graph.GraphIndexer), or None.
+        self.graph = graph
 
     @property
     def chunker(self) -> Chunker:
@@ -116,7 +119,7 @@ class VectorKnowledgeBase:
             self.store, self.embedder, self.chunker,
             document_transformers=document_transformers,
             chunk_transformers=chunk_transformers,
-            batch_size=batch_size or self.batch_size, name=self.name)
+            batch_size=batch_size or self.batch_size, name=self.name, graph=self.graph)
 
     def ingest(
         self,

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ragloom.errors import EmbedderMismatchError, InvalidInputError, StoreError
 from ragloom.ingestion.manifest import PART_COUNT_KEY, Manifest, ManifestEntry, hash_file
@@ -66,6 +66,17 @@ class _Job:
     file: _FileState | None
 
 
+class GraphStep(Protocol):
+    """An extra step per stored document (knowledge-graph extraction, ragloom.graph):
+    ``prepare`` runs just before the document's transaction; ``settings`` joins the
+    pipeline's, so changing the step re-ingests documents."""
+
+    @property
+    def settings(self) -> str: ...
+
+    def prepare(self, document: TextDocument, chunks: Sequence[TextChunk]) -> None: ...
+
+
 class IngestionPipeline:
     """Composable ingestion into a store that keeps document records."""
 
@@ -79,6 +90,7 @@ class IngestionPipeline:
         chunk_transformers: Sequence[Any] = (),
         batch_size: int = 64,
         name: str = "default",
+        graph: GraphStep | None = None,
     ) -> None:
         if not isinstance(store, DocumentIndex):
             raise StoreError(
@@ -98,6 +110,7 @@ class IngestionPipeline:
         self.document_transformers = tuple(document_transformers)
         self.batch_size = batch_size
         self.name = name
+        self.graph = graph
 
     @property
     def settings(self) -> str:
@@ -105,6 +118,8 @@ class IngestionPipeline:
         key = f"{settings_of(self.chunker)}|{self.embedder.name}"
         if self.document_transformers:
             key = " | ".join(settings_of(t) for t in self.document_transformers) + " | " + key
+        if self.graph is not None:
+            key += f"|{self.graph.settings}"
         return key
 
     # ------------------------------------------------------------------ entry points
@@ -334,6 +349,8 @@ class _Writer:
             entries = [VectorEntry(chunk=chunk, embedding=embeddings[position + i])
                        for i, chunk in enumerate(job.chunks)]
             position += len(job.chunks)
+            if self.p.graph is not None:
+                self.p.graph.prepare(job.document, job.chunks)
             self.p.index.replace_document(job.document, entries, settings=self.settings)
             self.report.chunks_written += len(entries)
             self._finish(job.file, job.document.source,

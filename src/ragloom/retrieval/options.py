@@ -38,6 +38,12 @@ class SearchOptions:
     filters: MetadataFilters | None = None
     candidates: int = 100
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Graph-aware retrieval (see ragloom.graph.retrieval): chunks mentioning the
+    #: question's entities and their neighbours join the candidates before fusion.
+    graph: bool = False
+    graph_hops: int = 1
+    graph_fan_out: int = 10
+    graph_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if self.mode not in SEARCH_MODES:
@@ -54,6 +60,9 @@ class SearchOptions:
             raise QueryError("alpha must be between 0 (keyword only) and 1 (vector only)")
         if self.impact_factor <= 0:
             raise QueryError("impact_factor (RRF k) must be positive")
+        if self.graph_hops < 0 or self.graph_fan_out < 1 or self.graph_weight < 0:
+            raise QueryError("graph_hops must be >= 0, graph_fan_out >= 1 and "
+                             "graph_weight >= 0")
 
     def with_(self, **changes: Any) -> SearchOptions:
         return replace(self, **changes)

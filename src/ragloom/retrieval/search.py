@@ -114,6 +114,10 @@ def _search(
     knowledge_base: str,
 ) -> SearchResult:
     query = check_query(query)
+    if options.graph:
+        from ragloom.graph.retrieval import graph_search
+
+        return graph_search(store, embedder, query, options, knowledge_base)
     mode = options.mode
     filters = options.filters
     if mode == "keyword":

@@ -39,7 +39,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +143,10 @@ class SqliteVectorStore:
         self._conn: sqlite3.Connection | None = None
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
+        #: Extensions that store rows of their own with a document (the knowledge graph):
+        #: each is called as ``hook(connection, collection_id, document)`` inside the
+        #: transaction of :meth:`replace_document`, after the document's rows are written.
+        self.write_hooks: list[Callable[[sqlite3.Connection, int, Document], None]] = []
 
     # ------------------------------------------------------------- connection
     def _reset_state(self) -> None:
@@ -436,6 +440,8 @@ class SqliteVectorStore:
                      str(document.metadata.get("content_hash", "")), settings,
                      to_json(dict(document.metadata)), created, now))
                 conn.execute(RECOUNT, (cid, ids_json(touched | {document.id})))
+                for hook in self.write_hooks:
+                    hook(conn, cid, document)
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
                 self._matrix.remove(removed)
@@ -515,6 +521,20 @@ class SqliteVectorStore:
             return True
 
     # ------------------------------------------------------------- reading
+    @contextmanager
+    def reading(self) -> Iterator[tuple[sqlite3.Connection, int | None]]:
+        """One read transaction for extensions (the knowledge graph): the connection
+        and this collection's id (None if it does not exist yet), under the lock."""
+        with self._lock, self._read() as conn:
+            yield conn, self._cid
+
+    @contextmanager
+    def writing(self) -> Iterator[tuple[sqlite3.Connection, int]]:
+        """One write transaction for extensions: the connection and this collection's
+        id (the collection is created if needed), under the lock."""
+        with self._lock, self._write() as conn:
+            yield conn, self._ensure_collection(conn)
+
     @staticmethod
     def _chunk(row: Sequence[Any]) -> TextChunk:
         chunk_id, document_id, index, start, end, page, text, metadata = row[:8]

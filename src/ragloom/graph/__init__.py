@@ -1,0 +1,32 @@
+"""Knowledge graphs: entities and relations extracted at ingestion, stored with the
+chunks, and used by graph-aware retrieval (``SearchOptions(graph=True)``).
+
+See docs/graph.md. Nothing here is imported by ``import ragloom``.
+"""
+
+from ragloom.graph.extractors import EXTRACTORS, make_extractor
+from ragloom.graph.indexing import GraphIndexer, graph_indexer_for
+from ragloom.graph.llm import GRAPH_JSON_SCHEMA, LlmExtractor, validate_graph_json
+from ragloom.graph.merge import merge_document, name_key
+from ragloom.graph.model import (
+    ChunkGraph,
+    DocumentGraph,
+    Entity,
+    ExtractionFailure,
+    GraphExtractor,
+    GraphStats,
+    Neighbour,
+    Relation,
+    StoredEntity,
+    StoredRelation,
+)
+from ragloom.graph.offline import OfflineExtractor
+from ragloom.graph.sqlite_graph import SqliteGraph
+
+__all__ = [
+    "EXTRACTORS", "GRAPH_JSON_SCHEMA", "ChunkGraph", "DocumentGraph", "Entity",
+    "ExtractionFailure", "GraphExtractor", "GraphIndexer", "GraphStats", "LlmExtractor",
+    "Neighbour", "OfflineExtractor", "Relation", "SqliteGraph", "StoredEntity",
+    "StoredRelation", "graph_indexer_for", "make_extractor", "merge_document", "name_key",
+    "validate_graph_json",
+]
