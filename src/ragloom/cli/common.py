@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ragloom.errors import (
     ConfigurationError,
@@ -71,9 +73,36 @@ def resolve_kb(kb: str | None) -> str:
     return kb or str(settings_for().knowledge_base)
 
 
+# C0 controls but newline and tab, DEL and C1: what a terminal would act on.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: object) -> str:
+    """``text`` as it may go to a terminal: control characters (an ESC starting an ANSI
+    sequence, a bell, a carriage return) become visible ``\\xNN`` escapes, so a file
+    name or an error message can neither restyle the terminal nor hide text."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def plain(text: object, style: str = "") -> Text:
+    """User-derived text (paths, queries, exception messages, model output) for rich:
+    never read as markup, so ``pip install 'ragloom[openai]'`` keeps its brackets."""
+    return Text(shown(text), style=style)
+
+
+def labelled(label: str, style: str, message: object) -> Text:
+    """``label`` styled, then ``message`` exactly as given."""
+    return Text.assemble((label, style), " ", plain(message))
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    console.print(labelled("error:", "bold red", message), highlight=False)
     raise typer.Exit(code)
+
+
+def note(message: str) -> None:
+    """A notice on stderr (degraded search, fallback model...), printed exactly."""
+    console.print(labelled("note:", "yellow", message), highlight=False)
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from ragloom.cli.common import (
     JsonOption,
     console,
     out,
+    plain,
     print_json,
     reported_errors,
     resolve_db,
@@ -84,11 +85,12 @@ def _run(
         store = SqliteVectorStore(db_path, collection=name)
         try:
             if not quiet:
-                console.print(f"ingesting {len(dataset.corpus):,} documents into {db_path} "
-                              f"({name}) with {provider.name}...")
+                console.print(plain(f"ingesting {len(dataset.corpus):,} documents into "
+                                    f"{db_path} ({name}) with {provider.name}..."))
             chunks = ingest_dataset(dataset, store, provider, name=name)
             if not quiet:
-                console.print(f"searching {len(dataset.judged_queries(limit_queries))} queries...")
+                console.print(f"searching {len(dataset.judged_queries(limit_queries))} queries...",
+                              markup=False)
             rows = evaluate(dataset, store, provider,
                             default_configs(chosen_modes, chosen_rankers),
                             limit_queries=limit_queries)
@@ -100,11 +102,11 @@ def _run(
 
 
 def _print_table(report: dict[str, Any]) -> None:
-    table = Table(title=f"{report['dataset']}: {report['documents']:,} documents, "
-                        f"{report['chunks']:,} chunks, {report['embedder']}")
+    table = Table(title=plain(f"{report['dataset']}: {report['documents']:,} documents, "
+                              f"{report['chunks']:,} chunks, {report['embedder']}"))
     for column in ("search", "nDCG@10", "Recall@100", "MRR@10", "queries", "seconds"):
         table.add_column(column, justify="left" if column == "search" else "right")
     for row in report["results"]:
-        table.add_row(row["config"], f"{row['ndcg@10']:.4f}", f"{row['recall@100']:.4f}",
+        table.add_row(plain(row["config"]), f"{row['ndcg@10']:.4f}", f"{row['recall@100']:.4f}",
                       f"{row['mrr@10']:.4f}", str(row["queries"]), f"{row['seconds']:.1f}")
     out.print(table)

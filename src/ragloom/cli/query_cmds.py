@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from ragloom.cli.common import (
     DbOption,
@@ -14,11 +15,12 @@ from ragloom.cli.common import (
     FilterOption,
     JsonOption,
     KbOption,
-    console,
+    note,
     open_knowledge_base,
     open_model,
     out,
     parse_filter_option,
+    plain,
     print_json,
     reported_errors,
 )
@@ -61,8 +63,9 @@ def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
         chunk = match.chunk
         where = _display_source(chunk.source or chunk.document_id)
         page = f" p.{chunk.page}" if chunk.page is not None else ""
-        row = [str(number), f"{match.score:.3f}", where + page, str(chunk.index)]
-        table.add_row(*row, *((match.knowledge_base,) if show_kb else ()))
+        row: list[str | Text] = [str(number), f"{match.score:.3f}", plain(where + page),
+                                 str(chunk.index)]
+        table.add_row(*row, *((plain(match.knowledge_base),) if show_kb else ()))
     out.print(table)
 
 
@@ -101,19 +104,20 @@ def ask_command(
             print_json(answer.to_dict())
             return
         if answer.notice:
-            console.print(f"[yellow]note:[/] {answer.notice}")
+            note(answer.notice)
         if answer.answer:
-            out.print(answer.answer, markup=False)
+            out.print(plain(answer.answer))
             out.print()
         out.print("[bold]Sources[/]")
         _print_sources(answer.sources)
         if verbose:
             for number, match in enumerate(answer.sources, 1):
-                out.print(f"\n[bold][{number}][/] {match.chunk.text}", markup=True)
+                out.print(Text.assemble("\n", (f"[{number}]", "bold"), " ",
+                                        plain(match.chunk.text)))
             usage = answer.usage
             out.print(f"\nretrieval {answer.retrieval_seconds * 1000:.0f} ms; {answer.model} "
                       f"{usage.input_tokens} tokens in, {usage.output_tokens} out, "
-                      f"{usage.latency_s:.1f} s")
+                      f"{usage.latency_s:.1f} s", markup=False)
 
 
 def search_command(
@@ -165,7 +169,7 @@ def search_command(
                         "matches": [m.to_dict() for m in matches]})
             return
         if result.notice:
-            console.print(f"[yellow]note:[/] {result.notice}")
+            note(result.notice)
         if not matches:
             out.print("no matches")
             return

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ragloom.cli.common import DbOption, JsonOption, out, print_json, reported_errors, resolve_db
+from ragloom.cli.common import (
+    DbOption,
+    JsonOption,
+    out,
+    plain,
+    print_json,
+    reported_errors,
+    resolve_db,
+)
 
 
 def status_command(db: DbOption = None, json_output: JsonOption = False) -> None:
@@ -17,7 +25,7 @@ def status_command(db: DbOption = None, json_output: JsonOption = False) -> None
             if json_output:
                 print_json({"db": str(path), "exists": False, "knowledge_bases": []})
             else:
-                out.print(f"no database at {path} yet; create one with: ragloom ingest PATH")
+                out.print(plain(f"no database at {path} yet; create one with: ragloom ingest PATH"))
             return
         store = SqliteVectorStore(path)
         collections = store.list_collections()
@@ -29,11 +37,11 @@ def status_command(db: DbOption = None, json_output: JsonOption = False) -> None
             print_json({"db": str(path), "exists": True, "size_bytes": size,
                         "knowledge_bases": rows})
             return
-        out.print(f"database {path} ({size / 1e6:.1f} MB)")
+        out.print(plain(f"database {path} ({size / 1e6:.1f} MB)"))
         table = Table(show_header=True, header_style="bold")
         for column in ("knowledge base", "documents", "chunks", "embedder", "dimension"):
             table.add_column(column)
         for row in rows:
-            table.add_row(*(str(row[k]) for k in ("name", "documents", "chunks", "embedder",
-                                                  "dimension")))
+            table.add_row(*(plain(row[k]) for k in ("name", "documents", "chunks", "embedder",
+                                                    "dimension")))
         out.print(table)
