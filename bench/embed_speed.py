@@ -1,6 +1,6 @@
 """Embedding throughput and quality of the bundled all-MiniLM-L6-v2: torch vs ONNX.
 
-    .venv/bin/python bench/embed_speed.py [--docs 1000] [--rounds 3] [--no-quality]
+    .venv/bin/python bench/embed_speed.py [--docs 1000] [--rounds 3] [--no-quality] [--data DIR]
 
 Throughput (texts/s) on the first N SciFact documents (title + "\\n\\n" + text) and on
 the chunks the knowledge base would embed (RecursiveSplitter sized in MiniLM
@@ -42,7 +42,8 @@ from ragloom.evaluation.metrics import mean, ndcg_at_k
 from ragloom.types import TextDocument, Vector
 
 HERE = Path(__file__).resolve().parent
-DATA = Path("/work/shared/data/beir/scifact")
+# The shared SciFact copy sits beside the repository: <repo>/../shared/data/beir/scifact.
+DATA = HERE.parent.parent / "shared" / "data" / "beir" / "scifact"
 RESULTS = HERE / "results"
 CACHE = RESULTS / "cache"
 BATCH = 32
@@ -169,9 +170,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument("--data", type=Path, default=DATA, help="BEIR SciFact folder")
     args = parser.parse_args()
 
-    dataset = load_beir(DATA)
+    dataset = load_beir(args.data)
     docs = [entry.document_text() for entry in list(dataset.corpus.values())[:args.docs]]
     embedders = {b: SentenceTransformerEmbedder.bundled(backend=b) for b in BACKENDS}
     chunks = chunk_texts(docs, embedders["torch"])

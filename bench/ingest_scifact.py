@@ -1,6 +1,7 @@
 """End-to-end ingest throughput on SciFact, against raw embedding throughput.
 
     .venv/bin/python bench/ingest_scifact.py [--limit N] [--embedder PROVIDER:MODEL]
+                                             [--data BEIR_FOLDER]
 
 Writes the SciFact corpus (one .txt file per document: title, blank line, text) to
 a temporary folder, then measures in one process:
@@ -25,13 +26,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path("/work/shared/data/beir/scifact/corpus.jsonl")
+# The shared SciFact copy sits beside the repository: <repo>/../shared/data/beir/scifact.
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "scifact"
 RESULTS = Path(__file__).resolve().parent / "results" / "ingest_scifact.json"
 
 
-def write_corpus(folder: Path, limit: int | None) -> list[str]:
+def write_corpus(folder: Path, limit: int | None, data: Path = DATA) -> list[str]:
     paths: list[str] = []
-    with CORPUS.open(encoding="utf-8") as handle:
+    with (data / "corpus.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             if limit is not None and len(paths) >= limit:
                 break
@@ -58,6 +60,9 @@ def main() -> None:
 
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="BEIR SciFact folder (default: ../shared/data/beir/scifact "
+                             "beside the repository)")
     args = parser.parse_args()
 
     from ragloom.ingestion import ParseOptions
@@ -71,7 +76,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragloom-ingest-bench-") as tmp:
         folder = Path(tmp) / "scifact"
         folder.mkdir()
-        paths = write_corpus(folder, args.limit)
+        paths = write_corpus(folder, args.limit, args.data)
         texts = []
         for path in paths:
             for result in load_file(path):
