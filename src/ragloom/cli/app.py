@@ -23,6 +23,15 @@ app.command("search")(search_command)
 app.command("status")(status_command)
 
 
+def _register_graph() -> None:
+    from ragloom.cli.graph_cmd import graph_app
+
+    app.add_typer(graph_app, name="graph")
+
+
+_register_graph()
+
+
 def _register_eval() -> None:
     from ragloom.cli.eval_cmd import eval_command
 

@@ -35,6 +35,7 @@ from ragloom.cli.common import (
     reported_errors,
     resolve_db,
 )
+from ragloom.cli.graph_cmd import graph_step, graph_summary, print_graph_summary
 from ragloom.knowledge_base import IngestEvent, IngestReport
 
 MB = 1024 * 1024
@@ -118,6 +119,16 @@ def ingest_command(
     cache: Annotated[bool, typer.Option(
         help="Keep embeddings in <db folder>/embedding-cache.db, so text embedded once "
              "(also by a killed run) is not embedded again.")] = True,
+    graph: Annotated[bool | None, typer.Option(
+        "--graph/--no-graph", help="Extract a knowledge graph (entities, relations) with the "
+        "chunks; the choice is kept with the knowledge base [default: as set before, else off]",
+        show_default=False)] = None,
+    graph_extractor: Annotated[str | None, typer.Option(
+        "--graph-extractor", help="offline (no model) or llm (a chat model, see --graph-llm) "
+        "[default: as set before, else offline]", show_default=False)] = None,
+    graph_llm: Annotated[str | None, typer.Option(
+        "--graph-llm", help="Chat model of the llm extractor as provider:model "
+        "[default: $RAGLOOM_LLM or local:smollm2]", show_default=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Parse, split, embed and store documents. Unchanged files cost nothing on a re-run."""
@@ -125,6 +136,7 @@ def ingest_command(
 
     with reported_errors():
         knowledge_base = open_knowledge_base(db, kb, embedder, create=True)
+        knowledge_base.graph = graph_step(knowledge_base, graph, graph_extractor, graph_llm)
         embedding_cache = _with_cache(knowledge_base, db) if cache else None
         report = IngestReport()
         selection = FileSelection(include=tuple(include) or ("**/*",), exclude=tuple(exclude),
@@ -164,9 +176,10 @@ def ingest_command(
             if embedding_cache is not None:
                 embedding_cache.close()
         if json_output:
-            print_json(report.to_dict())
+            print_json({**report.to_dict(), **graph_summary(knowledge_base.graph)})
         else:
             _summary(report)
+            print_graph_summary(knowledge_base.graph)
         stored = report.new or report.replaced or report.unchanged
         if report.skipped and not stored:
             raise typer.Exit(1)

@@ -38,6 +38,10 @@ ThresholdOption = Annotated[
                  show_default=False),
 ]
 
+GraphOption = Annotated[bool, typer.Option(
+    "--graph", help="Also take passages that mention the question's entities and their "
+    "neighbours in the knowledge graph (ingest with --graph first).")]
+
 
 def _require_content(knowledge_base: Any) -> None:
     if knowledge_base.store.count() == 0:
@@ -86,6 +90,7 @@ def ask_command(
     filter_json: FilterOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="Show passages and token usage.")] = False,
+    graph: GraphOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
@@ -96,7 +101,8 @@ def ask_command(
         _require_content(knowledge_base)
         filters = parse_filter_option(filter_json, knowledge_base.store)
         options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
-                                score_threshold=score_threshold, filters=filters)
+                                score_threshold=score_threshold, filters=filters,
+                                graph=graph)
         model = open_model(llm, fallback_llm)
         rag = NaiveRag(knowledge_base, model, search=options)
         answer = rag.query(question)
@@ -139,6 +145,7 @@ def search_command(
     filter_json: FilterOption = None,
     documents: Annotated[bool, typer.Option(
         "--documents", help="Rank whole documents by their best chunk.")] = False,
+    graph: GraphOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Retrieve passages without asking a language model."""
@@ -149,7 +156,8 @@ def search_command(
             _require_content(base)
         filters = parse_filter_option(filter_json, bases[0].store)
         options = SearchOptions(mode=mode, ranker=ranker, alpha=alpha,  # type: ignore[arg-type]
-                                top_k=top_k, score_threshold=score_threshold, filters=filters)
+                                top_k=top_k, score_threshold=score_threshold, filters=filters,
+                                graph=graph)
         if documents:
             options = options.with_(top_k=max(top_k * 10, 100))
         if len(bases) == 1:

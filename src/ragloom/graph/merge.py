@@ -92,7 +92,7 @@ class _Group:
     type: str
     keys: set[str] = field(default_factory=set)
     aliases: list[str] = field(default_factory=list)
-    mentions: dict[str, str] = field(default_factory=dict)
+    mentions: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     def add_alias(self, alias: str) -> None:
         if alias != self.name and alias not in self.aliases:
@@ -141,8 +141,9 @@ class EntityIndex:
         for alias in gone.aliases:
             keep.add_alias(alias)
         keep.type = better_type(keep.type, gone.type)
-        for chunk_id, evidence in gone.mentions.items():
-            keep.mentions.setdefault(chunk_id, evidence)
+        for chunk_id, (evidence, weight) in gone.mentions.items():
+            old = keep.mentions.get(chunk_id)
+            keep.mentions[chunk_id] = (old[0], old[1] + weight) if old else (evidence, weight)
         keep.keys |= gone.keys
         self.groups.remove(gone)
         for key in keep.keys:
@@ -187,11 +188,13 @@ def merge_document(graph: DocumentGraph) -> tuple[list[MergedEntity], list[Merge
             if not entity.name.strip() or not entity.evidence.strip():
                 continue  # an entity without evidence is not kept
             group = index.add(entity.name.strip(), entity.type, entity.aliases)
-            group.mentions.setdefault(chunk.chunk_id, entity.evidence)
+            old = group.mentions.get(chunk.chunk_id)
+            group.mentions[chunk.chunk_id] = ((old[0], old[1] + entity.weight) if old
+                                              else (entity.evidence, entity.weight))
     _join_short_forms(index)
     entities = [MergedEntity(name=g.name, type=g.type, aliases=tuple(g.aliases),
-                             mentions=tuple(Mention(chunk_id=c, evidence=e)
-                                            for c, e in g.mentions.items()))
+                             mentions=tuple(Mention(chunk_id=c, evidence=e, weight=w)
+                                            for c, (e, w) in g.mentions.items()))
                 for g in index.groups if g.mentions]
     relations: list[MergedRelation] = []
     for chunk in graph.chunks:

@@ -74,6 +74,8 @@ class Mention:
 
     chunk_id: str
     evidence: str
+    #: How salient the entity is in the chunk (the extractor's weight; summed to rank).
+    weight: float = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,11 +110,12 @@ class StoredEntity:
     aliases: tuple[str, ...] = ()
     mentions: int = 0
     documents: int = 0
+    weight: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "type": self.type,
                 "aliases": list(self.aliases), "mentions": self.mentions,
-                "documents": self.documents}
+                "documents": self.documents, "weight": round(self.weight, 3)}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -95,8 +95,8 @@ class OfflineExtractor:
                 for match in _NAME.finditer(sentence):
                     at_start = not sentence[:match.start()].strip(" \t#*->•\"'(0123456789.")
                     spans.append((match.group(0), at_start))
-                    if not at_start:
-                        mid_capitals.update(match.group(0).split())
+                    if not at_start and " " not in match.group(0):
+                        mid_capitals.add(match.group(0))
         vocabulary: dict[str, tuple[str, str]] = {}
         for span, at_start in spans:
             name = self._clean_name(span, at_start, mid_capitals)
@@ -105,6 +105,7 @@ class OfflineExtractor:
                 vocabulary.setdefault(name_key(name), (name, kind))
         if self.key_phrases > 0:
             name_words = {word for name in vocabulary for word in name.split()}
+            document_text = name_key(" ".join(" ".join(s) for s in sentences))
             for chunk_sentences in sentences:
                 # Sentences joined with full stops: a heading is not part of the next line.
                 text = " ".join(s if s[-1:] in ".!?:" else s + "." for s in chunk_sentences)
@@ -115,7 +116,9 @@ class OfflineExtractor:
                     # A phrase sharing a word with a name ("Monday to Saturday", "designed
                     # by Elena") would hide the name: names win.
                     inside = any(word in name_words for word in key.split())
-                    if key in kept and key not in vocabulary and not inside:
+                    # A lone word is a key concept only if the document repeats it.
+                    rare = " " not in key and document_text.count(key) < 2
+                    if key in kept and key not in vocabulary and not inside and not rare:
                         vocabulary[key] = (phrase.lower() if phrase[1:].islower() else phrase,
                                            "concept")
         return vocabulary
@@ -168,7 +171,7 @@ class OfflineExtractor:
                     weight=weight)
         entities = tuple(
             Entity(name=vocabulary[key][0], type=vocabulary[key][1], evidence=evidence,
-                   weight=count * (1.5 if vocabulary[key][1] != "concept" else 1.0))
+                   weight=count * (2.0 if vocabulary[key][1] != "concept" else 1.0))
             for key, (evidence, count) in found.items())
         salient = sorted(found, key=lambda k: (-found[k][1], vocabulary[k][1] == "concept",
                                                k))[:self.max_per_chunk]

@@ -61,6 +61,7 @@ GRAPH_SCHEMA = (
         chunk_id TEXT NOT NULL,
         document_id TEXT NOT NULL,
         evidence TEXT NOT NULL,
+        weight REAL NOT NULL,
         PRIMARY KEY (collection_id, entity_id, chunk_id))""",
     "CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions (collection_id, chunk_id)",
     "CREATE INDEX IF NOT EXISTS graph_mentions_document "
@@ -114,6 +115,8 @@ _ENTITY_SQL = """
            (SELECT COUNT(*) FROM graph_mentions m
             WHERE m.collection_id = e.collection_id AND m.entity_id = e.id),
            (SELECT COUNT(DISTINCT m.document_id) FROM graph_mentions m
+            WHERE m.collection_id = e.collection_id AND m.entity_id = e.id),
+           (SELECT SUM(m.weight) FROM graph_mentions m
             WHERE m.collection_id = e.collection_id AND m.entity_id = e.id)
     FROM graph_entities e"""
 
@@ -125,9 +128,10 @@ def _has_tables(conn: sqlite3.Connection) -> bool:
 
 
 def _entity(row: Sequence[Any]) -> StoredEntity:
-    entity_id, name, type_, aliases, mentions, documents = row
+    entity_id, name, type_, aliases, mentions, documents, weight = row
     return StoredEntity(id=entity_id, name=name, type=type_, aliases=tuple(json.loads(aliases)),
-                        mentions=int(mentions), documents=int(documents))
+                        mentions=int(mentions), documents=int(documents),
+                        weight=float(weight or 0.0))
 
 
 @dataclass
@@ -176,8 +180,8 @@ class SqliteGraph:
         ids = {entity.name: self._resolve(conn, cid, entity) for entity in staged.entities}
         conn.executemany(
             "INSERT OR REPLACE INTO graph_mentions (collection_id, entity_id, chunk_id, "
-            "document_id, evidence) VALUES (?, ?, ?, ?, ?)",
-            ((cid, ids[e.name], m.chunk_id, document.id, m.evidence)
+            "document_id, evidence, weight) VALUES (?, ?, ?, ?, ?, ?)",
+            ((cid, ids[e.name], m.chunk_id, document.id, m.evidence, m.weight)
              for e in staged.entities for m in e.mentions))
         conn.executemany(
             "INSERT INTO graph_relations (collection_id, source_id, relation, target_id, "
@@ -266,7 +270,7 @@ class SqliteGraph:
                 where += (" AND e.id IN (SELECT entity_id FROM graph_mentions WHERE "
                           "collection_id = ? AND document_id = ?)")
                 params += [cid, document_id]
-            rows = conn.execute(f"{_ENTITY_SQL} {where} ORDER BY 5 DESC, 6 DESC, e.name "
+            rows = conn.execute(f"{_ENTITY_SQL} {where} ORDER BY 7 DESC, 5 DESC, e.name "
                                 f"LIMIT ?", [*params, -1 if limit is None else limit]).fetchall()
         return [_entity(row) for row in rows]
 
