@@ -244,7 +244,7 @@ def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
 def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
     chat = ChatCompletions(deps, knowledge)
 
-    def owner(tenant: Any = Depends(deps.tenant)) -> str:
+    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
         return tenant_id(tenant)
 
     tenant_dep = Depends(owner)

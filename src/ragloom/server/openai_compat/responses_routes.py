@@ -21,7 +21,7 @@ from ragloom.server.openai_compat.responses_model import ResponseCreate
 
 
 def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> None:
-    def owner(tenant: Any = Depends(deps.tenant)) -> str:
+    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
         return tenant_id(tenant)
 
     tenant_dep = Depends(owner)

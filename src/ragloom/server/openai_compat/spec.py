@@ -175,7 +175,7 @@ def document_text(document: RagDocument, index: int) -> tuple[str, dict[str, Any
 
 
 def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
-    def owner(tenant: Any = Depends(deps.tenant)) -> str:
+    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
         return tenant_id(tenant)
 
     tenant_dep = Depends(owner)

@@ -188,7 +188,7 @@ class VectorStoreAPI:
 def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     db = api.db
 
-    def tenant_of(tenant: Any = Depends(api.deps.tenant)) -> str:
+    async def tenant_of(tenant: Any = Depends(api.deps.tenant)) -> str:
         api.ingestor.ensure_started()
         return tenant_id(tenant)
 
