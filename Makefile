@@ -28,7 +28,7 @@ $(VENV)/.local: pyproject.toml $(VENV)/.torch
 	@touch $@
 
 $(VENV)/.dev: pyproject.toml $(VENV)/.local
-	$(PIP) install -e ".[local,dev,formats,providers,graph]"
+	$(PIP) install -e ".[local,dev,formats,providers,graph,pgvector,milvus]"
 	@touch $@
 
 demo: $(VENV)/.local

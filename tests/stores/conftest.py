@@ -1,24 +1,37 @@
-"""Fixtures shared by the store tests: every shipped store, built the same way."""
+"""Fixtures shared by the store tests: every shipped store, built the same way.
+
+PostgreSQL (with pgvector) is started once per test session by the ``pgserver``
+package; Milvus Lite runs in process. Without their packages, their tests are
+skipped with a reason naming what to install, never passed silently.
+"""
 
 from __future__ import annotations
 
+import itertools
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.stores.sqlite import SqliteVectorStore
-from ragloom.types import TextChunk, TextDocument, Vector, VectorEntry
+from ragloom.testing.store_conformance import (
+    StoreFactory,
+    document_entries,
+    entry,
+    make_chunk,
+)
 
-StoreFactory = Callable[..., Any]
+__all__ = ["StoreFactory", "document_entries", "entry", "make_chunk"]
+
+_names = itertools.count()
 
 
 @pytest.fixture(params=["memory", "sqlite"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """A factory ``make_store(metric="cosine")`` for each store kind."""
+    """A factory ``make_store(metric="cosine")`` for each embedded store kind."""
     opened: list[SqliteVectorStore] = []
 
     def factory(metric: str = "cosine") -> Any:
@@ -33,29 +46,68 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         store.close()
 
 
-def make_chunk(
-    chunk_id: str, text: str = "text", metadata: dict[str, Any] | None = None,
-    document_id: str = "doc",
-) -> TextChunk:
-    return TextChunk(id=chunk_id, document_id=document_id, index=0, start=0, end=len(text),
-                     text=text, metadata=metadata or {})
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server with pgvector for this test session (pgserver)."""
+    try:
+        import pgserver  # type: ignore[import-not-found]
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"PostgreSQL tests need pgserver, psycopg and psycopg_pool ({exc}); "
+                    "install them with: pip install 'ragloom[pgvector]' pgserver")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    yield str(server.get_uri())
+    server.cleanup()
 
 
-def entry(chunk: TextChunk, values: Any) -> VectorEntry:
-    return VectorEntry(chunk=chunk, embedding=Vector(np.asarray(values, dtype=np.float32)))
+def unique_name(prefix: str) -> str:
+    return f"{prefix}{next(_names)}"
 
 
-def document_entries(
-    source: str, texts: list[str], rng: np.random.Generator, dimension: int = 8,
-    metadata: dict[str, Any] | None = None,
-) -> tuple[TextDocument, list[VectorEntry]]:
-    """A document and its embedded chunks (random vectors), built as ingestion does."""
-    document = TextDocument.create(" ".join(texts), source=source, metadata=metadata)
-    entries = []
-    position = 0
-    for index, text in enumerate(texts):
-        chunk = TextChunk.create(document, text, index=index, start=position,
-                                 end=position + len(text))
-        position += len(text) + 1
-        entries.append(entry(chunk, rng.standard_normal(dimension)))
-    return document, entries
+@pytest.fixture
+def make_pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
+    from ragloom.stores.pgvector import PgVectorStore
+
+    opened: list[PgVectorStore] = []
+
+    def factory(metric: str = "cosine", **options: Any) -> PgVectorStore:
+        store = PgVectorStore(pg_url, unique_name("kb"), metric, **options)  # type: ignore[arg-type]
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def milvus_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Milvus Lite database file for this test session."""
+    try:
+        import milvus_lite  # type: ignore[import-not-found]  # noqa: F401
+        import pymilvus  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"Milvus tests need pymilvus and milvus-lite ({exc}); install them with: "
+                    "pip install 'ragloom[milvus]'")
+    return str(tmp_path_factory.mktemp("milvus") / "milvus.db")
+
+
+@pytest.fixture
+def make_milvus_store(milvus_file: str) -> Iterator[Callable[..., Any]]:
+    from ragloom.stores.milvus import MilvusStore
+
+    opened: list[MilvusStore] = []
+
+    def factory(metric: str = "cosine", **options: Any) -> MilvusStore:
+        store = MilvusStore(milvus_file, unique_name("kb"), metric, **options)  # type: ignore[arg-type]
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.drop_collection()
+        store.close()

@@ -122,11 +122,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as their Python values (so np.int64(5) stays a number), else str."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
 def to_json(data: Any) -> str:
     try:
-        return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, default=_plain)
     except ValueError:
-        return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, default=str)
+        return json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, default=_plain)
 
 
 def ids_json(ids: Iterable[str]) -> str:
