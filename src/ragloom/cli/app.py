@@ -23,6 +23,17 @@ app.command("search")(search_command)
 app.command("status")(status_command)
 
 
+def _register_server() -> None:
+    from ragloom.cli.keys_cmd import keys_app
+    from ragloom.cli.serve_cmd import serve_command
+
+    app.command("serve")(serve_command)
+    app.add_typer(keys_app, name="keys")
+
+
+_register_server()
+
+
 def _register_graph() -> None:
     from ragloom.cli.graph_cmd import graph_app
 

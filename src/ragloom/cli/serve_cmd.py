@@ -1,0 +1,84 @@
+"""``ragloom serve``: the HTTP server (native API, OpenAI-compatible API, docs, metrics)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ragloom.cli.common import DbOption, fail, reported_errors, resolve_db, settings_for
+from ragloom.errors import MissingDependencyError
+
+
+def _require_server_extra() -> None:
+    for module in ("fastapi", "uvicorn", "multipart", "prometheus_client"):
+        try:
+            __import__(module)
+        except ImportError as exc:
+            raise MissingDependencyError(module, "server", "ragloom serve") from exc
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8321,
+    db: DbOption = None,
+    embedder: Annotated[str | None, typer.Option(
+        "--embedder", help="Default embedding model for new knowledge bases "
+        "[default: $RAGLOOM_EMBEDDER or the bundled MiniLM]", show_default=False)] = None,
+    llm: Annotated[str | None, typer.Option(
+        "--llm", help="Language model as provider:model, or none [default: $RAGLOOM_LLM or "
+        "local:smollm2]", show_default=False)] = None,
+    fallback_llm: Annotated[str | None, typer.Option(
+        "--fallback-llm", help="Model to ask when the first one fails.",
+        show_default=False)] = None,
+    log_format: Annotated[str, typer.Option(
+        "--log-format", help="text or json (one object per line).")] = "text",
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
+                         ] = "info",
+    max_upload_mb: Annotated[float, typer.Option(
+        "--max-upload-mb", min=0.001, help="Largest request body, in MB (413 above).")] = 100.0,
+    rate_limit: Annotated[int, typer.Option(
+        "--rate-limit", min=0, help="Requests per minute per API key (0: no limit).")] = 3000,
+    insecure_no_auth: Annotated[bool, typer.Option(
+        "--insecure-no-auth", help="Serve without API keys on a non-loopback address.")
+    ] = False,
+    search_threads: Annotated[int, typer.Option(
+        "--search-threads", min=1, help="Threads for searches and other CPU work.")] = 8,
+    model_threads: Annotated[int, typer.Option(
+        "--model-threads", min=1, help="Threads for language model calls.")] = 2,
+) -> None:
+    """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
+    from pathlib import Path
+
+    with reported_errors():
+        _require_server_extra()
+        import uvicorn
+
+        from ragloom.server.app import create_app
+        from ragloom.server.auth import KeyStore
+        from ragloom.server.db import ServerDatabase
+        from ragloom.server.observability import configure_logging
+        from ragloom.server.settings import ServerSettings, is_loopback
+
+        resolved = settings_for(embedder=embedder, llm=llm, fallback_llm=fallback_llm)
+        settings = ServerSettings(
+            host=host, port=port, db=Path(resolve_db(db)), embedder=str(resolved.embedder),
+            llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
+            log_format=log_format,  # type: ignore[arg-type]
+            log_level=log_level, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+            rate_limit=rate_limit, insecure_no_auth=insecure_no_auth,
+            search_threads=search_threads, model_threads=model_threads)
+        if not is_loopback(host) and not insecure_no_auth:
+            database = ServerDatabase(settings.server_db)
+            try:
+                keys = KeyStore(database).key_count()
+            finally:
+                database.close()
+            if keys == 0:
+                fail(f"refusing to listen on {host} without API keys: anyone who can reach "
+                     "it could read and change every knowledge base. Create a key with "
+                     "`ragloom keys create --tenant NAME`, or pass --insecure-no-auth.", 2)
+        configure_logging(settings.log_format, settings.log_level)
+        app = create_app(settings)
+        uvicorn.run(app, host=host, port=port, log_config=None, access_log=False,
+                    timeout_graceful_shutdown=5)

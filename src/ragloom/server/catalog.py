@@ -1,0 +1,227 @@
+"""Knowledge bases per tenant: their records in the server database and one open
+:class:`~ragloom.knowledge_base.VectorKnowledgeBase` per knowledge base, shared by the
+searches and the ingestion worker (so the store's in-memory matrix and keyword index
+stay current through its own writes instead of being reloaded after each one).
+
+Each knowledge base is a collection of the store's SQLite file, named by its id;
+the tenant and the name a user gave it live in the server database, so a name never
+reaches SQL and two tenants may use the same name.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragloom.errors import ConfigurationError
+from ragloom.knowledge_base import VectorKnowledgeBase, default_chunker
+from ragloom.protocols import Chunker, EmbeddingProvider, ModelProvider, TokenCounter
+from ragloom.server.auth import Tenant
+from ragloom.server.db import ServerDatabase, new_id, now
+from ragloom.server.errors import ApiError, bad_request, not_found
+
+_COLUMNS = "id, tenant_id, name, collection, embedder, chunking, metadata, created"
+MAX_NAME = 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class KbRecord:
+    id: str
+    tenant_id: str
+    name: str
+    collection: str
+    embedder: str
+    chunking: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> KbRecord:
+        return cls(id=row[0], tenant_id=row[1], name=row[2], collection=row[3],
+                   embedder=row[4], chunking=json.loads(row[5]), metadata=json.loads(row[6]),
+                   created=row[7])
+
+
+class SharedModels:
+    """One embedder per name and one chat model for the whole server: models load once.
+
+    Construction loads nothing; :meth:`warm` loads the default embedder ahead of the
+    first request.
+    """
+
+    def __init__(self, default_embedder: str, llm: str, fallback_llm: str | None) -> None:
+        self.default_embedder = default_embedder
+        self.llm = llm
+        self.fallback_llm = fallback_llm
+        self._embedders: dict[str, EmbeddingProvider] = {}
+        self._model: tuple[ModelProvider | None] | None = None
+        self._lock = threading.Lock()
+
+    def embedder(self, name: str | None = None) -> EmbeddingProvider:
+        from ragloom.config import build_embedder, load_settings
+
+        name = name or self.default_embedder
+        with self._lock:
+            if name not in self._embedders:
+                self._embedders[name] = build_embedder(load_settings({"embedder": name}))
+            return self._embedders[name]
+
+    def model(self) -> ModelProvider | None:
+        from ragloom.config import build_model, load_settings
+
+        with self._lock:
+            if self._model is None:
+                self._model = (build_model(load_settings(
+                    {"llm": self.llm, "fallback_llm": self.fallback_llm})),)
+            return self._model[0]
+
+    def warm(self) -> None:
+        """Load the default embedder now (one query embedded)."""
+        self.embedder().embed_query("warm up")
+
+
+def make_chunker(chunking: dict[str, Any], embedder: EmbeddingProvider) -> Chunker:
+    """The splitter a knowledge base's ``chunking`` settings name (default: recursive,
+    sized in the embedder's tokens)."""
+    from ragloom.chunking import RecursiveSplitter
+    from ragloom.chunking.factory import make_splitter
+
+    options = dict(chunking)
+    name = str(options.pop("splitter", "recursive"))
+    if not options and name == "recursive":
+        return default_chunker(embedder)
+    if name == "recursive" and isinstance(embedder, TokenCounter):
+        try:
+            return RecursiveSplitter(token_counter=embedder, **options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"bad chunking settings: {exc}") from exc
+    try:
+        return make_splitter(name, **options)
+    except ValueError as exc:
+        raise ConfigurationError(f"bad chunking settings: {exc}") from exc
+
+
+def check_chunking(chunking: dict[str, Any]) -> None:
+    """Refuse settings no splitter accepts, before anything is stored."""
+    from ragloom.chunking.factory import SPLITTERS
+
+    name = chunking.get("splitter", "recursive")
+    if name not in SPLITTERS:
+        raise bad_request(f"unknown splitter {name!r}; choose one of: {', '.join(SPLITTERS)}",
+                          "chunking")
+    from ragloom.testing import HashingEmbedder
+
+    try:
+        make_chunker(chunking, HashingEmbedder())
+    except (ConfigurationError, TypeError, ValueError) as exc:
+        raise bad_request(str(exc), "chunking") from exc
+
+
+class Catalog:
+    """The knowledge bases of every tenant; each lookup is scoped to one tenant."""
+
+    def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels) -> None:
+        self.db = db
+        self.store_path = store_path
+        self.models = models
+        self._open: dict[str, VectorKnowledgeBase] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ records
+    def create(self, tenant: Tenant, name: str | None = None, *, embedder: str | None = None,
+               chunking: dict[str, Any] | None = None,
+               metadata: dict[str, Any] | None = None) -> KbRecord:
+        kb_id = new_id("kb")
+        name = kb_id if name is None else name
+        if not name.strip() or len(name) > MAX_NAME:
+            raise bad_request(f"a knowledge base name has 1 to {MAX_NAME} characters", "name")
+        chunking = dict(chunking or {})
+        check_chunking(chunking)
+        embedder_name = embedder or self.models.default_embedder
+        try:
+            from ragloom.registry import split_name
+
+            split_name(embedder_name, "embedder")
+        except ConfigurationError as exc:
+            raise bad_request(str(exc), "embedder") from exc
+        record = KbRecord(id=kb_id, tenant_id=tenant.id, name=name, collection=kb_id,
+                          embedder=embedder_name, chunking=chunking,
+                          metadata=dict(metadata or {}), created=now())
+        with self.db.transaction() as conn:
+            taken = conn.execute("SELECT 1 FROM knowledge_bases WHERE tenant_id = ? AND name = ?",
+                                 (tenant.id, name)).fetchone()
+            if taken:
+                raise ApiError(409, f"a knowledge base named {name!r} exists already",
+                               type="invalid_request_error", code="conflict", param="name")
+            conn.execute(
+                f"INSERT INTO knowledge_bases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.id, record.tenant_id, record.name, record.collection, record.embedder,
+                 json.dumps(record.chunking), json.dumps(record.metadata), record.created))
+        return record
+
+    def find(self, tenant: Tenant, ident: str) -> KbRecord | None:
+        """By id, else by name, among the tenant's own knowledge bases."""
+        row = self.db.one(f"SELECT {_COLUMNS} FROM knowledge_bases WHERE tenant_id = ? AND "
+                          "(id = ? OR name = ?) ORDER BY id = ? DESC LIMIT 1",
+                          (tenant.id, ident, ident, ident))
+        return KbRecord.from_row(row) if row else None
+
+    def by_id(self, kb_id: str) -> KbRecord | None:
+        """Any tenant's knowledge base by id: for the worker, never for a request."""
+        row = self.db.one(f"SELECT {_COLUMNS} FROM knowledge_bases WHERE id = ?", (kb_id,))
+        return KbRecord.from_row(row) if row else None
+
+    def get(self, tenant: Tenant, ident: str) -> KbRecord:
+        record = self.find(tenant, ident)
+        if record is None:
+            raise not_found("knowledge base", ident)
+        return record
+
+    def list(self, tenant: Tenant) -> list[KbRecord]:
+        rows = self.db.all(f"SELECT {_COLUMNS} FROM knowledge_bases WHERE tenant_id = ? "
+                           "ORDER BY created, id", (tenant.id,))
+        return [KbRecord.from_row(r) for r in rows]
+
+    def delete(self, tenant: Tenant, ident: str) -> KbRecord:
+        record = self.get(tenant, ident)
+        knowledge_base = self.open(record)
+        knowledge_base.store.drop_collection()  # type: ignore[attr-defined]
+        with self._lock:
+            self._open.pop(record.id, None)
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM knowledge_bases WHERE id = ?", (record.id,))
+            conn.execute("UPDATE jobs SET status = 'cancelled', updated = ? "
+                         "WHERE kb_id = ? AND status = 'in_progress'", (now(), record.id))
+        return record
+
+    # ------------------------------------------------------------------ handles
+    def open(self, record: KbRecord) -> VectorKnowledgeBase:
+        """The shared, open knowledge base of a record (the store file opens lazily)."""
+        with self._lock:
+            knowledge_base = self._open.get(record.id)
+            if knowledge_base is None:
+                from ragloom.stores.sqlite import SqliteVectorStore
+
+                embedder = self.models.embedder(record.embedder)
+                store = SqliteVectorStore(self.store_path, collection=record.collection)
+                knowledge_base = VectorKnowledgeBase(
+                    store, embedder, make_chunker(record.chunking, embedder), name=record.name)
+                self._open[record.id] = knowledge_base
+            return knowledge_base
+
+    def counts(self, record: KbRecord) -> tuple[int, int]:
+        """(documents, chunks) of a knowledge base."""
+        store: Any = self.open(record).store
+        stats = store.stats()
+        return int(stats.document_count), int(stats.chunk_count)
+
+    def close(self) -> None:
+        with self._lock:
+            for knowledge_base in self._open.values():
+                close = getattr(knowledge_base.store, "close", None)
+                if callable(close):
+                    close()
+            self._open.clear()

@@ -1,0 +1,378 @@
+"""Ingestion as persisted jobs, run by one background worker.
+
+An upload is written to ``server-files/<job id>/<file name>`` (flushed to disk), then
+its job row is committed with status ``in_progress``, and the request returns. The
+worker takes the oldest jobs of one knowledge base (up to ``batch_files`` at a time,
+so embedding batches span files), parses each file in an isolated process, ingests
+the documents, and marks each job ``completed`` or ``failed`` with a reason
+(``unsupported_file``, ``invalid_file``, ``server_error``).
+
+Restart safety: a job row is ``in_progress`` until its documents are stored, and every
+document is stored in one store transaction with a content-derived id. A server
+killed at any moment restarts with those jobs still ``in_progress``; the worker runs
+them again, documents already committed come back ``unchanged``, the rest are
+ingested: the batch completes with no partial and no duplicated document.
+
+The worker is the only writer of knowledge base content, so SQLite sees one writer;
+searches read the same store objects concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragloom.errors import RagError
+from ragloom.ingestion.report import IngestEvent
+from ragloom.server.auth import Tenant
+from ragloom.server.catalog import Catalog, KbRecord
+from ragloom.server.db import ServerDatabase, new_id, now
+from ragloom.server.errors import not_found
+from ragloom.types import TextDocument
+
+log = logging.getLogger("ragloom.server.jobs")
+
+STATUSES = ("in_progress", "completed", "failed", "cancelled")
+_COLUMNS = ("id, tenant_id, kb_id, batch_id, kind, payload, status, reason, message, result, "
+            "created, updated")
+_UNSUPPORTED = re.compile(r"unsupported format|binary file of unknown type|ZIP archive of "
+                          r"unknown type|is needed for", re.IGNORECASE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """One ingestion: a file, a text or a URL into one knowledge base."""
+
+    id: str
+    tenant_id: str
+    kb_id: str
+    batch_id: str | None
+    kind: str
+    payload: dict[str, Any]
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    created: float = 0.0
+    updated: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Job:
+        return cls(id=row[0], tenant_id=row[1], kb_id=row[2], batch_id=row[3], kind=row[4],
+                   payload=json.loads(row[5]), status=row[6], reason=row[7], message=row[8],
+                   result=json.loads(row[9]) if row[9] else {}, created=row[10],
+                   updated=row[11])
+
+    @property
+    def source(self) -> str:
+        return str(self.payload.get("source", ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "ingestion_job", "knowledge_base_id": self.kb_id,
+            "batch_id": self.batch_id, "kind": self.kind, "source": self.source,
+            "status": self.status,
+            "error": ({"reason": self.reason, "message": self.message or ""}
+                      if self.status == "failed" else None),
+            "documents": list(self.result.get("documents", [])),
+            "chunks": int(self.result.get("chunks", 0)),
+            "created_at": int(self.created), "updated_at": int(self.updated),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobRequest:
+    """What to ingest: ``kind`` file (``data`` bytes, or ``path`` to a file to keep),
+    text (``text``) or url (``url``); ``source`` names the document."""
+
+    kind: str
+    source: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    data: bytes | None = None
+    path: str | None = None
+    file_name: str | None = None
+    mime_type: str | None = None
+    text: str | None = None
+    url: str | None = None
+
+
+def _safe_name(name: str) -> str:
+    base = os.path.basename(name.replace("\\", "/")) or "upload"
+    cleaned = re.sub(r"[^\w.\- ]", "_", base).strip(" .") or "upload"
+    return cleaned[:120]
+
+
+class JobQueue:
+    """The job table and the uploaded bytes waiting in ``files_dir``."""
+
+    def __init__(self, db: ServerDatabase, files_dir: Path) -> None:
+        self.db = db
+        self.files_dir = files_dir
+        self.wakeup = threading.Event()
+
+    def _stage(self, job_id: str, request: JobRequest) -> dict[str, Any]:
+        payload: dict[str, Any] = {"source": request.source, "metadata": request.metadata}
+        if request.kind == "file":
+            payload.update(file_name=request.file_name or request.source,
+                           mime_type=request.mime_type)
+            if request.data is not None:
+                folder = self.files_dir / job_id
+                folder.mkdir(parents=True, exist_ok=True)
+                target = folder / _safe_name(request.file_name or request.source)
+                with open(target, "wb") as handle:
+                    handle.write(request.data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                payload.update(path=str(target), owned=True)
+            else:
+                payload.update(path=request.path, owned=False)
+        elif request.kind == "text":
+            payload["text"] = request.text or ""
+        elif request.kind == "url":
+            payload["url"] = request.url
+        else:
+            raise ValueError(f"unknown job kind {request.kind!r}")
+        return payload
+
+    def submit(self, tenant: Tenant, kb: KbRecord, requests: Sequence[JobRequest], *,
+               batch: bool = False) -> list[Job]:
+        """Stage and record jobs in one transaction: all are accepted or none."""
+        batch_id = new_id("batch") if batch else None
+        stamp = now()
+        jobs = []
+        for request in requests:
+            job_id = new_id("job")
+            jobs.append(Job(id=job_id, tenant_id=tenant.id, kb_id=kb.id, batch_id=batch_id,
+                            kind=request.kind, payload=self._stage(job_id, request),
+                            status="in_progress", created=stamp, updated=stamp))
+        with self.db.transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
+                "?, ?)", [(j.id, j.tenant_id, j.kb_id, j.batch_id, j.kind, json.dumps(j.payload),
+                           j.status, j.created, j.updated) for j in jobs])
+        self.wakeup.set()
+        return jobs
+
+    def get(self, tenant: Tenant, job_id: str) -> Job:
+        row = self.db.one(f"SELECT {_COLUMNS} FROM jobs WHERE id = ? AND tenant_id = ?",
+                          (job_id, tenant.id))
+        if row is None:
+            raise not_found("job", job_id)
+        return Job.from_row(row)
+
+    def batch(self, tenant: Tenant, batch_id: str) -> list[Job]:
+        rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE batch_id = ? AND tenant_id = ? "
+                           "ORDER BY created, id", (batch_id, tenant.id))
+        if not rows:
+            raise not_found("batch", batch_id)
+        return [Job.from_row(r) for r in rows]
+
+    def list_jobs(self, tenant: Tenant, *, kb_id: str | None = None, status: str | None = None,
+             limit: int = 100) -> list[Job]:
+        sql = f"SELECT {_COLUMNS} FROM jobs WHERE tenant_id = ?"
+        params: list[Any] = [tenant.id]
+        if kb_id is not None:
+            sql += " AND kb_id = ?"
+            params.append(kb_id)
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status)
+        rows = self.db.all(sql + " ORDER BY created DESC, id LIMIT ?", [*params, limit])
+        return [Job.from_row(r) for r in rows]
+
+    def pending_count(self) -> int:
+        row = self.db.one("SELECT count(*) FROM jobs WHERE status = 'in_progress'")
+        return int(row[0]) if row else 0
+
+    def next_group(self, limit: int) -> list[Job]:
+        """The oldest pending jobs of the knowledge base whose job waited longest."""
+        first = self.db.one("SELECT kb_id FROM jobs WHERE status = 'in_progress' "
+                            "ORDER BY created, id LIMIT 1")
+        if first is None:
+            return []
+        rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE status = 'in_progress' AND "
+                           "kb_id = ? ORDER BY created, id LIMIT ?", (first[0], limit))
+        return [Job.from_row(r) for r in rows]
+
+    def finish(self, outcomes: Sequence[tuple[Job, str, str | None, str | None,
+                                              dict[str, Any]]]) -> None:
+        """Record (job, status, reason, message, result) for several jobs at once."""
+        stamp = now()
+        with self.db.transaction() as conn:
+            conn.executemany(
+                "UPDATE jobs SET status = ?, reason = ?, message = ?, result = ?, updated = ? "
+                "WHERE id = ? AND status = 'in_progress'",
+                [(status, reason, message, json.dumps(result), stamp, job.id)
+                 for job, status, reason, message, result in outcomes])
+        for job, *_ in outcomes:
+            if job.payload.get("owned") and job.payload.get("path"):
+                shutil.rmtree(Path(job.payload["path"]).parent, ignore_errors=True)
+
+
+def failure_reason(message: str) -> str:
+    return "unsupported_file" if _UNSUPPORTED.search(message) else "invalid_file"
+
+
+class JobWorker:
+    """The background thread that runs jobs; :meth:`start` / :meth:`stop`."""
+
+    def __init__(self, queue: JobQueue, catalog: Catalog, *, batch_files: int = 64,
+                 isolate_parsing: bool = True,
+                 on_finish: Callable[[str], None] | None = None) -> None:
+        self.queue = queue
+        self.catalog = catalog
+        self.batch_files = batch_files
+        self.isolate_parsing = isolate_parsing
+        self.on_finish = on_finish
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._parser: Any = None
+        self.busy = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="ragloom-jobs", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self.queue.wakeup.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._parser is not None:
+            self._parser.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                jobs = self.queue.next_group(self.batch_files)
+            except RagError:
+                log.exception("cannot read the job table")
+                jobs = []
+            if not jobs:
+                self.queue.wakeup.wait(1.0)
+                self.queue.wakeup.clear()
+                continue
+            self.busy = True
+            try:
+                self.run_group(jobs)
+            except Exception:  # the worker must survive any one group
+                log.exception("ingestion jobs failed")
+                self.queue.finish([(j, "failed", "server_error", "the server failed while "
+                                    "ingesting; see its log", {}) for j in jobs])
+            finally:
+                self.busy = False
+
+    def _load_file(self, job: Job) -> tuple[list[TextDocument], str | None]:
+        from ragloom.ingestion.worker import ParseOptions, ParseWorker
+        from ragloom.loaders.base import sha256_hex
+
+        path = str(job.payload.get("path") or "")
+        if not path or not os.path.isfile(path):
+            return [], "the uploaded file is missing on the server"
+        if self._parser is None:
+            self._parser = ParseWorker(ParseOptions(isolate=self.isolate_parsing))
+        results = self._parser.load(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        base = {"file_name": job.payload.get("file_name") or os.path.basename(path),
+                "size": len(data), "content_hash": sha256_hex(data)}
+        if job.payload.get("mime_type"):
+            base["mime_type"] = job.payload["mime_type"]
+        return self._rebuild(job, results, base)
+
+    def _rebuild(self, job: Job, results: Sequence[Any], base: dict[str, Any]
+                 ) -> tuple[list[TextDocument], str | None]:
+        """Documents named by the job's source (parts keep their ``#part`` suffix)."""
+        documents = []
+        reasons = []
+        for result in results:
+            if result.document is None:
+                reasons.append(str(result.reason or "no text found"))
+                continue
+            document = result.document
+            part = document.source.partition("#")[2] if "parent_source" in document.metadata \
+                else ""
+            source = f"{job.source}#{part}" if part else job.source
+            metadata = {**dict(job.payload.get("metadata") or {}),
+                        **{k: v for k, v in document.metadata.items()
+                           if k not in ("source", "parent_source", "created", "modified")},
+                        **base}
+            if part:
+                metadata["parent_source"] = job.source
+            documents.append(TextDocument.create(document.text, source=source,
+                                                 metadata=metadata))
+        if not documents:
+            return [], "; ".join(reasons) or "no text found"
+        return documents, None
+
+    def _documents(self, job: Job) -> tuple[list[TextDocument], str | None]:
+        if job.kind == "file":
+            return self._load_file(job)
+        if job.kind == "text":
+            text = str(job.payload.get("text") or "")
+            if not text.strip():
+                return [], "no text (empty document)"
+            metadata = {**dict(job.payload.get("metadata") or {}), "mime_type": "text/plain"}
+            return [TextDocument.create(text, source=job.source, metadata=metadata)], None
+        from ragloom.loaders.url import load_url
+
+        results = load_url(str(job.payload.get("url")))
+        return self._rebuild(job, results, {"url": job.payload.get("url")})
+
+    def run_group(self, jobs: Sequence[Job]) -> None:
+        """Ingest a group of jobs of one knowledge base and record how each ended."""
+        record = self.catalog.by_id(jobs[0].kb_id)
+        if record is None:
+            self.queue.finish([(j, "cancelled", None, "the knowledge base was deleted", {})
+                               for j in jobs])
+            return
+        knowledge_base = self.catalog.open(record)
+        outcomes: list[tuple[Job, str, str | None, str | None, dict[str, Any]]] = []
+        by_source: dict[str, Job] = {}
+        documents: list[TextDocument] = []
+        for job in jobs:
+            try:
+                docs, problem = self._documents(job)
+            except RagError as exc:
+                docs, problem = [], str(exc)
+            if problem is not None:
+                outcomes.append((job, "failed", failure_reason(problem), problem, {}))
+                continue
+            for document in docs:
+                by_source[document.source] = job
+            documents.extend(docs)
+        results: dict[str, dict[str, Any]] = {job.id: {"documents": [], "chunks": 0}
+                                              for job in jobs}
+        ids = {d.source: d.id for d in documents}
+
+        def progress(event: IngestEvent) -> None:
+            job = by_source.get(event.source)
+            if job is None or event.outcome == "skipped":
+                return
+            entry = results[job.id]
+            entry["documents"].append({"id": ids.get(event.source), "source": event.source,
+                                       "outcome": event.outcome, "chunks": event.chunks})
+            entry["chunks"] += event.chunks
+
+        if documents:
+            knowledge_base.pipeline().run(documents, progress=progress)
+        failed = {job.id for job, *_ in outcomes}
+        for job in jobs:
+            if job.id in failed:
+                continue
+            if not results[job.id]["documents"]:
+                outcomes.append((job, "failed", "invalid_file", "no text to index", {}))
+            else:
+                outcomes.append((job, "completed", None, None, results[job.id]))
+        self.queue.finish(outcomes)
+        if self.on_finish is not None:
+            for _job, status, *_ in outcomes:
+                self.on_finish(status)

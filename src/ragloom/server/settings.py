@@ -1,0 +1,71 @@
+"""Server settings: resolved once at the edge (``ragloom serve`` flags), then frozen."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ragloom.errors import ConfigurationError
+from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL
+
+LogFormat = Literal["text", "json"]
+SERVER_DB_NAME = "server.db"
+FILES_DIR_NAME = "server-files"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """How a server runs.
+
+    ``db`` is the knowledge bases' SQLite file; the server's own tables (tenants, keys,
+    jobs, sessions) live in ``server.db`` beside it, uploaded bytes waiting for
+    ingestion in ``server-files/``. ``rate_limit`` is requests per minute per key
+    (0: no limit); ``max_upload_bytes`` bounds one request body.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8321
+    db: Path = Path(".ragloom/ragloom.db")
+    embedder: str = DEFAULT_EMBEDDER
+    llm: str = DEFAULT_MODEL
+    fallback_llm: str | None = None
+    log_format: LogFormat = "text"
+    log_level: str = "info"
+    max_upload_bytes: int = 100 * 1024 * 1024
+    rate_limit: int = 3000
+    insecure_no_auth: bool = False
+    search_threads: int = 8
+    model_threads: int = 2
+    ingest_batch_files: int = 64
+    warm_models: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.log_format not in ("text", "json"):
+            raise ConfigurationError("log_format is text or json")
+        if self.max_upload_bytes < 1:
+            raise ConfigurationError("max_upload_bytes must be positive")
+        if self.rate_limit < 0:
+            raise ConfigurationError("rate_limit is requests per minute, 0 for no limit")
+        if self.search_threads < 1 or self.model_threads < 1:
+            raise ConfigurationError("search_threads and model_threads must be at least 1")
+
+    @property
+    def server_db(self) -> Path:
+        return self.db.parent / SERVER_DB_NAME
+
+    @property
+    def files_dir(self) -> Path:
+        return self.db.parent / FILES_DIR_NAME
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8, ::1)."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,102 @@
+"""What one server process shares between requests: the database, the models (loaded
+once), the knowledge bases, the job worker, and the bounded thread pools.
+
+Two pools, so a slow model call never stalls a search: ``search_threads`` threads for
+retrieval, ingestion bookkeeping and other CPU work, ``model_threads`` for language
+model calls. The event loop itself only moves bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from fastapi import Request
+
+from ragloom.server.auth import Authenticator, KeyStore
+from ragloom.server.catalog import Catalog, SharedModels
+from ragloom.server.db import ServerDatabase
+from ragloom.server.jobs import JobQueue, JobWorker
+from ragloom.server.observability import Metrics
+from ragloom.server.sessions import SessionStore
+from ragloom.server.settings import ServerSettings
+
+T = TypeVar("T")
+log = logging.getLogger("ragloom.server")
+
+
+@dataclass
+class ServerState:
+    settings: ServerSettings
+    db: ServerDatabase
+    keys: KeyStore
+    auth: Authenticator
+    models: SharedModels
+    catalog: Catalog
+    jobs: JobQueue
+    worker: JobWorker
+    sessions: SessionStore
+    metrics: Metrics
+    search_limiter: anyio.CapacityLimiter
+    model_limiter: anyio.CapacityLimiter
+    ready: threading.Event = field(default_factory=threading.Event)
+    startup_error: str | None = None
+
+    @classmethod
+    def build(cls, settings: ServerSettings) -> ServerState:
+        """Wire everything; opens no file and loads no model yet."""
+        db = ServerDatabase(settings.server_db)
+        keys = KeyStore(db)
+        models = SharedModels(settings.embedder, settings.llm, settings.fallback_llm)
+        catalog = Catalog(db, settings.db, models)
+        jobs = JobQueue(db, settings.files_dir)
+        metrics = Metrics()
+        worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
+                           on_finish=lambda status: metrics.jobs_finished.labels(status).inc())
+        metrics.jobs_pending.set_function(lambda: float(jobs.pending_count()))
+        return cls(settings=settings, db=db, keys=keys,
+                   auth=Authenticator(keys, rate_limit=settings.rate_limit,
+                                      insecure_no_auth=settings.insecure_no_auth),
+                   models=models, catalog=catalog, jobs=jobs, worker=worker,
+                   sessions=SessionStore(db), metrics=metrics,
+                   search_limiter=anyio.CapacityLimiter(settings.search_threads),
+                   model_limiter=anyio.CapacityLimiter(settings.model_threads))
+
+    def start(self) -> None:
+        """Open the database, start the job worker and load the models in the background."""
+        self.auth.default_tenant()
+        self.worker.start()
+        threading.Thread(target=self._warm, name="ragloom-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            if self.settings.warm_models:
+                self.models.warm()
+        except Exception as exc:  # reported by /ready, the server still serves what it can
+            self.startup_error = f"{type(exc).__name__}: {exc}"
+            log.exception("loading the embedding model failed")
+        self.ready.set()
+
+    def stop(self) -> None:
+        self.worker.stop()
+        self.catalog.close()
+        self.db.close()
+
+    async def run_cpu(self, function: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (search, SQLite, parsing) in the bounded search pool."""
+        return await anyio.to_thread.run_sync(function, *args, limiter=self.search_limiter)
+
+    async def run_model(self, function: Callable[..., T], *args: Any) -> T:
+        """Run a language model call in its own pool."""
+        return await anyio.to_thread.run_sync(function, *args, limiter=self.model_limiter)
+
+
+def get_state(request: Request) -> ServerState:
+    """FastAPI dependency: the app's shared state."""
+    state: ServerState = request.app.state.ragloom
+    return state
