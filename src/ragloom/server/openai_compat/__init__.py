@@ -8,6 +8,8 @@ caller's tenant and another tenant's id is a 404.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragloom.server.openai_compat.deps import Deps, OpenAIDeps
@@ -42,7 +44,14 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     db = MetaDB(deps.db_path)
     collections = VectorStoreCollections(deps.vector_file, deps.embedder)
     ingestor = VectorStoreIngestor(db, collections)
-    router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"])
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        # Files left in_progress by a stopped (or killed) server are ingested again now.
+        await deps.cpu(ingestor.ensure_started)
+        yield
+
+    router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
+                       lifespan=lifespan)
     files.add_routes(router, deps, db)
     api = vector_stores.VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
