@@ -29,3 +29,15 @@ class TestPgVectorStoreHnsw(StoreConformance):
     @pytest.fixture
     def make_store(self, make_pg_store: Any) -> StoreFactory:
         return lambda metric="cosine": make_pg_store(metric, index="hnsw")
+
+
+class TestMilvusStore(StoreConformance):
+    """Milvus Lite in process; its BM25 is Milvus's own (Lucene's idf), so keyword
+    results are held to the words and the score contract, not to FTS5's numbers."""
+
+    filter_examples = 15
+    keyword_reference = False
+
+    @pytest.fixture
+    def make_store(self, make_milvus_store: Any) -> StoreFactory:
+        return make_milvus_store  # type: ignore[no-any-return]
