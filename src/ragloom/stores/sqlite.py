@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +57,8 @@ from ragloom.errors import (
 )
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.stores.ann import AnnSettings, sidecar_path
+from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
@@ -124,7 +126,15 @@ class SqliteVectorStore:
         metric: Metric | None = None,
         *,
         keyword_index: KeywordIndexMode = "auto",
+        ann: Literal["auto", "off"] = "auto",
+        ann_settings: AnnSettings | None = None,
     ) -> None:
+        if ann not in ("auto", "off"):
+            raise ConfigurationError(f"unknown ann {ann!r}; use 'auto' or 'off'")
+        #: ``auto``: an HNSW sidecar serves vector queries once the collection holds
+        #: ``ann_settings.threshold`` vectors (when hnswlib is installed); ``off``: exact.
+        self.ann = ann
+        self.ann_settings = ann_settings or AnnSettings()
         if metric is not None and metric not in METRICS:
             raise ConfigurationError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
         if keyword_index not in KEYWORD_INDEX_MODES:
@@ -169,6 +179,9 @@ class SqliteVectorStore:
 
     def close(self) -> None:
         with self._lock:
+            if isinstance(self._matrix, ApproximateMatrix):
+                # Saved with the generation it matches, so the next process loads it.
+                self._matrix.save()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -255,13 +268,16 @@ class SqliteVectorStore:
         if self._matrix is None:
             self._matrix = self._load_matrix(conn, self._cid or 0, self._metric_db,
                                              self._dimension)
+        if isinstance(self._matrix, ApproximateMatrix):
+            self._matrix.set_stamp(f"{self._cid}:{self._generation}")
         return self._matrix
 
-    @staticmethod
     def _load_matrix(
-        conn: sqlite3.Connection, cid: int, metric: Metric, dimension: int | None
+        self, conn: sqlite3.Connection, cid: int, metric: Metric, dimension: int | None
     ) -> DenseMatrix:
-        matrix = DenseMatrix(metric, dimension)
+        matrix = (DenseMatrix(metric, dimension) if self.ann == "off" else ApproximateMatrix(
+            metric, dimension, settings=self.ann_settings,
+            path=sidecar_path(self.path, self.name), stamp=f"{cid}:{self._generation}"))
         rows = conn.execute("SELECT id, vector FROM chunks WHERE collection_id = ?", (cid,))
         matrix.upsert(
             (chunk_id, np.frombuffer(blob, dtype=VECTOR_DTYPE)) for chunk_id, blob in rows)
