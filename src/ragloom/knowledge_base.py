@@ -176,6 +176,32 @@ class VectorKnowledgeBase:
     def delete(self, document_ids: Sequence[str]) -> int:
         return self.index.delete_documents(document_ids)
 
+    def delete_where(self, filters: MetadataFilters | None) -> int:
+        """Remove every chunk whose metadata matches ``filters`` (``removeAll(filter)``
+        of the specifications; ``None`` removes everything). Documents left without
+        chunks lose their records, so ingesting them again is not skipped. Returns
+        how many chunks were removed."""
+        native = getattr(self.store, "delete_where", None)
+        if callable(native):
+            return int(native(filters))
+        from ragloom.filters import evaluate
+
+        listing = getattr(self.store, "chunks", None)
+        if not callable(listing):
+            raise StoreError(f"{type(self.store).__name__} can neither delete by filter nor "
+                             "list its chunks")
+        removed = self.store.delete([c.id for c in listing() if evaluate(filters, c.metadata)])
+        if isinstance(self.store, DocumentIndex):
+            remaining = {c.document_id for c in listing()}
+            self.store.delete_documents([d.id for d in self.store.list_documents()
+                                         if d.id not in remaining])
+        return removed
+
+    def clear(self) -> int:
+        """Empty the knowledge base (it keeps its name and embedder); returns the
+        number of chunks removed."""
+        return self.delete_where(None)
+
     def delete_sources(self, sources: Iterable[str]) -> list[str]:
         """Remove the documents of these sources; returns the sources removed."""
         removed = []

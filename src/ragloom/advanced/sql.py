@@ -37,7 +37,8 @@ SQL_PROMPT = (
 )
 DEFAULT_ALLOWED = ("SELECT", "WITH")
 _FENCE = re.compile(r"```(?:sql)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                 getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 
 
 def extract_sql(reply: str) -> str:

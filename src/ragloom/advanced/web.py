@@ -87,19 +87,22 @@ class WebSearchContentRetriever:
         return [r for r in results if isinstance(r, dict)]
 
     def retrieve(self, query: Query) -> list[QueryMatch]:
-        results = self.search(query.text)[: self.max_results]
-        scores = [r.get("score") for r in results]
-        numeric = [float(s) for s in scores if isinstance(s, (int, float))]
-        top = max(numeric) if numeric and len(numeric) == len(results) else 0.0
-        matches = []
-        for rank, result in enumerate(results):
+        found = []
+        for result in self.search(query.text):
             title = str(result.get("title") or "").strip()
             snippet = str(result.get("content") or "").strip()
             text = f"{title}\n{snippet}".strip() if title else snippet
-            if not text:
-                continue
+            if text:
+                found.append((result, title, text))
+        found = found[: self.max_results]
+        raw_scores = [r.get("score") for r, _, _ in found]
+        numeric = [float(s) for s in raw_scores if isinstance(s, (int, float))]
+        # The engine's own scores when every result has one, else rank order.
+        top = max(numeric) if numeric and len(numeric) == len(found) else 0.0
+        matches = []
+        for rank, (result, title, text) in enumerate(found):
             url = str(result.get("url") or "")
-            raw = float(scores[rank]) if top > 0 else 0.0  # type: ignore[arg-type]
+            raw = float(result["score"]) if top > 0 else 0.0
             score = raw / top if top > 0 else 1.0 / (1 + rank)
             matches.append(text_match(text, source=url or f"web:{rank}", retriever=self._name,
                                       score=score, raw_score=raw,

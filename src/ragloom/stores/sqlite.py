@@ -465,6 +465,41 @@ class SqliteVectorStore:
             self._memory.update(removed, entries)
             self._generation = generation
 
+    def delete_where(self, filters: MetadataFilters | None) -> int:
+        """Remove every chunk whose metadata matches ``filters`` (``removeAll(filter)``;
+        ``None`` empties the collection) in one transaction; documents left without
+        chunks lose their records too, so ingesting them again is not skipped.
+        Returns how many chunks were removed."""
+        where, params = compile_filters(filters, "c.metadata")
+        with self._lock:
+            with self._write() as conn:
+                if self._cid is None:
+                    return 0
+                cid = self._cid
+                removed, documents = self._delete_chunks(
+                    conn, f"chunks AS c WHERE c.collection_id = ? AND {where}", (cid, *params))
+                if filters is None:
+                    conn.execute("DELETE FROM documents WHERE collection_id = ?", (cid,))
+                else:
+                    conn.execute(RECOUNT, (cid, ids_json(documents)))
+                    conn.execute("DELETE FROM documents WHERE collection_id = ? AND "
+                                 f"chunk_count = 0 AND id {IN_JSON}", (cid, ids_json(documents)))
+                generation = self._bump(conn, cid)
+            if self._matrix is not None:
+                self._matrix.remove(removed)
+            self._memory.update(removed, ())
+            self._generation = generation
+            return len(removed)
+
+    def document_chunks(self, document_id: str) -> list[TextChunk]:
+        """The stored chunks of one document, in order (for retrieval expansion)."""
+        with self._lock, self._read() as conn:
+            if self._cid is None:
+                return []
+            rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? "
+                                "AND document_id = ? ORDER BY idx", (self._cid, document_id))
+            return [self._chunk(row) for row in rows]
+
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         """Remove documents with their chunks, vectors and FTS rows; returns how many
         documents were removed (chunks without a document record go too)."""
