@@ -85,12 +85,21 @@ class VectorKnowledgeBase:
 
     @property
     def index(self) -> DocumentIndex:
-        if not isinstance(self.store, DocumentIndex):
-            raise StoreError(
-                f"{type(self.store).__name__} keeps no document records; use a store that "
-                "implements DocumentIndex (InMemoryVectorStore, SqliteVectorStore)"
-            )
-        return self.store
+        """The store's document records; a plain VectorStore gets in-memory ones
+        (:class:`~ragloom.stores.document_records.DocumentRecords`)."""
+        if isinstance(self.store, DocumentIndex):
+            return self.store
+        records = self.__dict__.get("_records")
+        if records is None:
+            from ragloom.stores.document_records import DocumentRecords
+
+            records = self.__dict__["_records"] = DocumentRecords(self.store, name=self.name)
+        return records
+
+    def _indexed_store(self) -> VectorStore:
+        """The store, or its records wrapper when it keeps none (for ingestion)."""
+        index = self.index
+        return index if isinstance(index, VectorStore) else self.store
 
     # ------------------------------------------------------------------- embedder binding
     def check_embedder(self) -> None:
@@ -116,7 +125,7 @@ class VectorKnowledgeBase:
         from ragloom.ingestion.pipeline import IngestionPipeline
 
         return IngestionPipeline(
-            self.store, self.embedder, self.chunker,
+            self._indexed_store(), self.embedder, self.chunker,
             document_transformers=document_transformers,
             chunk_transformers=chunk_transformers,
             batch_size=batch_size or self.batch_size, name=self.name, graph=self.graph)

@@ -7,13 +7,25 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.errors import EmbedderMismatchError, UnsupportedEmbeddingError
+from ragloom.errors import (
+    DimensionMismatchError,
+    EmbedderMismatchError,
+    UnsupportedEmbeddingError,
+)
 from ragloom.filters import MetadataFilters, evaluate
 from ragloom.protocols import CollectionInfo, StoredDocument
 from ragloom.retrieval.scores import bm25_to_score
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import DenseMatrix, Metric
-from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
+from ragloom.types import (
+    Document,
+    Embedding,
+    FloatArray,
+    TextChunk,
+    Vector,
+    VectorEntry,
+    VectorMatch,
+)
 
 
 def dense_values(embedding: Embedding, store: str) -> npt.NDArray[np.float32]:
@@ -43,10 +55,20 @@ class InMemoryVectorStore:
         self._bm25 = BM25Index()
 
     # ------------------------------------------------------------------ VectorStore
-    def add(self, entries: Sequence[VectorEntry]) -> None:
+    def _checked(self, entries: Sequence[VectorEntry]) -> list[tuple[str, FloatArray]]:
+        """The entries' vectors, refused before anything changes if a dimension differs."""
         arrays = [(entry.id, dense_values(entry.embedding, "InMemoryVectorStore"))
                   for entry in entries]
-        self._matrix.upsert(arrays)
+        known = self._matrix.dimension if len(self._matrix) else None
+        for _, values in arrays:
+            known = known if known is not None else int(values.shape[0])
+            if values.shape[0] != known:
+                raise DimensionMismatchError(
+                    f"vector has {values.shape[0]} dimensions; this collection holds {known}")
+        return arrays
+
+    def add(self, entries: Sequence[VectorEntry]) -> None:
+        self._matrix.upsert(self._checked(entries))
         for entry in entries:
             self._chunks[entry.id] = entry.chunk
         self._bm25.add((entry.id, entry.chunk.text) for entry in entries)
@@ -110,6 +132,7 @@ class InMemoryVectorStore:
     def replace_document(
         self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
     ) -> None:
+        self._checked(entries)  # a refused write must leave the old document whole
         old = self.find_document(document.source)
         if old is not None:
             self.delete_documents([old.id])
