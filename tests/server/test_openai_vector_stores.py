@@ -142,6 +142,20 @@ def test_bad_requests_are_400_and_keep_the_connection(base_url: str,
             assert response.status_code == 400, body
             error = response.json()["error"]
             assert set(error) == {"message", "type", "param", "code"} and error["message"]
+        too_many = {f"k{i}": i for i in range(17)}
+        for path, raw in (
+            (f"/v1/vector_stores/{store['vs']}/files",
+             {"file_id": store["lunch.txt"], "attributes": too_many}),
+            (f"/v1/vector_stores/{store['vs']}/files",
+             {"file_id": store["lunch.txt"], "attributes": {"k": "x" * 513}}),
+            ("/v1/vector_stores", {"chunking_strategy": {"type": "contextual"}}),
+            ("/v1/vector_stores", {"embedding_model": "nomic-embed-text-v1.5"}),
+        ):
+            response = http.post(path, json=raw)
+            assert response.status_code == 400, (path, response.text)
+        garbled = http.post(f"/v1/vector_stores/{store['vs']}/search", content=b"{not json",
+                            headers={"content-type": "application/json"})
+        assert garbled.status_code == 400 and garbled.json()["error"]["message"]
         assert http.post(f"/v1/vector_stores/{store['vs']}/search",
                          json={"query": "leave"}).status_code == 200
 

@@ -6,14 +6,9 @@ import json
 import secrets
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-from fastapi import Request
-from pydantic import BaseModel, ValidationError
-
-from ragloom.server.openai_compat.errors import bad_request, translate
-
-M = TypeVar("M", bound=BaseModel)
+from ragloom.server.openai_compat.errors import bad_request
 
 
 def new_id(prefix: str) -> str:
@@ -47,15 +42,6 @@ def page(items: Sequence[dict[str, Any]], *, limit: int, order: str, after: str 
             "first_id": data[0]["id"] if data else None,
             "last_id": data[-1]["id"] if data else None,
             "has_more": len(ordered) > limit}
-
-
-async def read_body(request: Request, model: type[M]) -> M:
-    """The JSON body parsed into ``model``; a bad body is a 400, not a 422."""
-    try:
-        raw = await request.body()
-        return model.model_validate_json(raw or b"{}")
-    except ValidationError as exc:
-        raise translate(exc) from exc
 
 
 def sse_events(events: Iterator[dict[str, Any]]) -> Iterator[str]:

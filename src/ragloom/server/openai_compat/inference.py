@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
-from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, read_body, tenant_id
+from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, translate
 from ragloom.server.openai_compat.knowledge import Knowledge
@@ -269,9 +269,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
 
     @router.post("/chat/completions", summary="Chat (optionally from knowledge bases)",
                  response_model=None)
-    async def completions(request: Request, tenant: str = tenant_dep
+    async def completions(body: ChatRequest, tenant: str = tenant_dep
                           ) -> dict[str, Any] | StreamingResponse:
-        body = await read_body(request, ChatRequest)
         if not body.stream:
             return await deps.slow(chat.complete, body, tenant)
         messages, matches = await deps.cpu(chat.prepare, body, tenant)
@@ -279,6 +278,5 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.post("/embeddings", summary="Embed texts")
-    async def embeddings(request: Request, tenant: str = tenant_dep) -> dict[str, Any]:
-        body = await read_body(request, EmbeddingRequest)
+    async def embeddings(body: EmbeddingRequest, tenant: str = tenant_dep) -> dict[str, Any]:
         return await deps.cpu(embed, deps, body)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 
 from ragloom.server.openai_compat.common import (
     SSE_HEADERS,
     page,
-    read_body,
     sse_events,
     tenant_id,
 )
@@ -28,9 +27,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> 
 
     @router.post("/responses", summary="Create a response (file_search, streaming)",
                  response_model=None)
-    async def create(request: Request, tenant: str = tenant_dep
+    async def create(body: ResponseCreate, tenant: str = tenant_dep
                      ) -> dict[str, Any] | StreamingResponse:
-        body = await read_body(request, ResponseCreate)
         # Searching happens here, so a bad store or filter is a plain 4xx, not a stream.
         plan = await deps.cpu(engine.plan, body, tenant)
         if not body.stream:

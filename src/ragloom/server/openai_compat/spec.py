@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.chunking import RecursiveSplitter
@@ -30,7 +30,7 @@ from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.loaders.url import load_url
 from ragloom.protocols import TokenCounter
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
-from ragloom.server.openai_compat.common import read_body, tenant_id
+from ragloom.server.openai_compat.common import tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
 from ragloom.server.openai_compat.knowledge import Knowledge
@@ -181,8 +181,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     tenant_dep = Depends(owner)
 
     @router.post("/vector-io/query", summary="Query chunks (Vector IO specification)")
-    async def vector_io_query(request: Request, tenant: str = tenant_dep) -> dict[str, Any]:
-        body = await read_body(request, VectorIOQuery)
+    async def vector_io_query(body: VectorIOQuery, tenant: str = tenant_dep) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
             kb = knowledge.resolve(tenant, body.vector_db_id)
@@ -198,8 +197,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
         return await deps.cpu(run)
 
     @router.post("/tool-runtime/rag-tool/insert", summary="Insert documents (RAG tool)")
-    async def rag_insert(request: Request, tenant: str = tenant_dep) -> None:
-        body = await read_body(request, RagInsert)
+    async def rag_insert(body: RagInsert, tenant: str = tenant_dep) -> None:
 
         def run() -> None:
             documents = []
@@ -220,8 +218,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
         await deps.cpu(run)
 
     @router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
-    async def rag_query(request: Request, tenant: str = tenant_dep) -> dict[str, Any]:
-        body = await read_body(request, RagQuery)
+    async def rag_query(body: RagQuery, tenant: str = tenant_dep) -> dict[str, Any]:
         config = body.query_config
 
         def run() -> dict[str, Any]:

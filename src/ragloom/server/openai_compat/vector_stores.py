@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragloom.server.openai_compat import chunking
 from ragloom.server.openai_compat.collections import VectorStoreCollections
-from ragloom.server.openai_compat.common import new_id, now, page, read_body, tenant_id
+from ragloom.server.openai_compat.common import new_id, now, page, tenant_id
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request, not_found
@@ -195,8 +195,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     owner = Depends(tenant_of)
 
     @router.post("/vector_stores", summary="Create a vector store")
-    async def create(request: Request, tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, VectorStoreCreate)
+    async def create(body: VectorStoreCreate, tenant: str = owner) -> dict[str, Any]:
         embedder = api.collections.embedder
         if body.embedding_model not in (None, embedder.name):
             raise bad_request(f"embedding_model {body.embedding_model!r} is not served here; "
@@ -239,9 +238,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
         return api.store_json(api.store_row(tenant, vector_store_id))
 
     @router.post("/vector_stores/{vector_store_id}", summary="Modify a vector store")
-    async def update(vector_store_id: str, request: Request,
+    async def update(vector_store_id: str, body: VectorStoreUpdate,
                      tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, VectorStoreUpdate)
 
         def change() -> dict[str, Any]:
             row = api.store_row(tenant, vector_store_id)
@@ -266,9 +264,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
 
     # ---------------------------------------------------------------------- search
     @router.post("/vector_stores/{vector_store_id}/search", summary="Search a vector store")
-    async def search(vector_store_id: str, request: Request,
+    async def search(vector_store_id: str, body: SearchRequest,
                      tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, SearchRequest)
 
         def run() -> dict[str, Any]:
             api.store_row(tenant, vector_store_id)
@@ -282,9 +279,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     # ----------------------------------------------------------------------- files
     @router.post("/vector_stores/{vector_store_id}/files",
                  summary="Attach a file (ingested in the background)")
-    async def attach(vector_store_id: str, request: Request, response: Response,
+    async def attach(vector_store_id: str, body: FileCreate, response: Response,
                      tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, FileCreate)
 
         def run() -> dict[str, Any]:
             api.store_row(tenant, vector_store_id)
@@ -323,9 +319,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
 
     @router.post("/vector_stores/{vector_store_id}/files/{file_id}",
                  summary="Update a store file's attributes (re-indexes it)")
-    async def update_file(vector_store_id: str, file_id: str, request: Request,
+    async def update_file(vector_store_id: str, file_id: str, body: FileUpdate,
                           tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, FileUpdate)
 
         def run() -> dict[str, Any]:
             api.store_row(tenant, vector_store_id)
@@ -364,9 +359,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     # --------------------------------------------------------------------- batches
     @router.post("/vector_stores/{vector_store_id}/file_batches",
                  summary="Attach several files (ingested in the background)")
-    async def create_batch(vector_store_id: str, request: Request, response: Response,
+    async def create_batch(vector_store_id: str, body: BatchCreate, response: Response,
                            tenant: str = owner) -> dict[str, Any]:
-        body = await read_body(request, BatchCreate)
         if bool(body.file_ids) == bool(body.files):
             raise bad_request("give either file_ids or files (not both, not neither)",
                               "file_ids")
