@@ -4,12 +4,16 @@
 then a graph list: the entities the question names (by name or alias), their
 neighbours up to ``graph_hops`` relations away (``graph_fan_out`` strongest relations
 followed from each), and the chunks that mention any of them. A chunk's graph score
-sums the weights of the entities it mentions: a named entity weighs its specificity
-(entities mentioned in many chunks weigh less), a neighbour that times the path's
-strength, halved per hop. The two lists are fused before the cut to ``top_k``: with
-RRF, the graph list is one more ranking (weight ``graph_weight``); with the weighted
-ranker, scores are summed with weights 1 and ``graph_weight``. A chunk that only the
-graph found can thus enter the results: the second document of a two-hop question.
+is the weight of the strongest entity it mentions: a named entity weighs its
+specificity (an inverse document frequency: entities in many chunks weigh less); a
+neighbour weighs the seed's specificity times its own, times 0.6 to 1 by the strength
+of the relations that lead to it, halved for each hop past the first. The graph only
+proposes: among the chunks it brings, the usual search scores still decide.
+
+The two lists are fused before the cut to ``top_k``: with RRF, the graph list is one
+more ranking (weight ``graph_weight``); with the weighted ranker, scores are summed
+with weights 1 and ``graph_weight``. A chunk that only the graph found can thus enter
+the results: the second document of a two-hop question.
 """
 
 from __future__ import annotations
@@ -48,21 +52,25 @@ def graph_candidates(store: VectorStore, query: str, options: SearchOptions,
     if not seeds:
         return GraphCandidates([], [])
     total = max(store.count(), 1)
+
+    def idf(mentions: int) -> float:
+        # In [0, 1]: an entity mentioned in every chunk tells nothing.
+        return math.log(total / max(mentions, 1)) / math.log(total) if total > 1 else 1.0
+
     weights: dict[str, float] = {}
     for seed in seeds:
-        # An inverse document frequency in [0, 1]: an entity in every chunk tells nothing.
-        specificity = (math.log(total / max(seed.mentions, 1)) / math.log(total)
-                       if total > 1 else 1.0)
+        specificity = idf(seed.mentions)
         if specificity <= 0:
             continue
         weights[seed.id] = max(weights.get(seed.id, 0.0), specificity)
         for near in graph.neighbours(seed.id, hops=options.graph_hops,
                                      fan_out=options.graph_fan_out):
-            value = specificity * near.strength * 0.5 ** near.hops
+            value = (specificity * idf(near.entity.mentions) * (0.6 + 0.4 * near.strength)
+                     * 0.5 ** (near.hops - 1))
             weights[near.entity.id] = max(weights.get(near.entity.id, 0.0), value)
     scores: dict[str, float] = {}
     for entity_id, chunk_id, _document, _evidence in graph.mentions(list(weights)):
-        scores[chunk_id] = scores.get(chunk_id, 0.0) + weights[entity_id]
+        scores[chunk_id] = max(scores.get(chunk_id, 0.0), weights[entity_id])
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     chunks = {c.id: c for c in store.get_chunks([chunk_id for chunk_id, _ in ranked])}
     best = ranked[0][1] if ranked else 1.0

@@ -367,7 +367,8 @@ class SqliteGraph:
                    include_same_passage: bool = True) -> list[Neighbour]:
         """Entities within ``hops`` relations of one entity, breadth first; from each
         entity only its ``fan_out`` strongest relations are followed. ``strength`` is
-        the product of the relation weights along the path, each scaled to (0, 1]."""
+        the product along the path of each relation's summed weight ``w`` mapped to
+        ``w / (w + 1)`` (one sentence together: 0.5; a ``same_passage`` link: 0.2)."""
         reached: dict[str, Neighbour] = {}
         frontier = [(entity_id, 1.0)]
         seen = {entity_id}
@@ -377,12 +378,12 @@ class SqliteGraph:
             for hop in range(1, max(0, hops) + 1):
                 next_frontier: list[tuple[str, float]] = []
                 for node, strength in frontier:
-                    for other, relation, weight, best in self._adjacent(
+                    for other, relation, weight in self._adjacent(
                             conn, cid, node, fan_out, include_same_passage):
                         if other in seen:
                             continue
                         seen.add(other)
-                        value = strength * weight / best
+                        value = strength * weight / (weight + 1.0)
                         row = conn.execute(f"{_ENTITY_SQL} WHERE e.collection_id = ? AND "
                                            "e.id = ?", (cid, other)).fetchone()
                         if row is None:
@@ -395,8 +396,8 @@ class SqliteGraph:
 
     @staticmethod
     def _adjacent(conn: sqlite3.Connection, cid: int, node: str, fan_out: int,
-                  same_passage: bool) -> list[tuple[str, str, float, float]]:
-        """(other entity, strongest relation, summed weight, the node's best weight)."""
+                  same_passage: bool) -> list[tuple[str, str, float]]:
+        """(other entity, a relation label, summed weight), strongest first."""
         extra = "" if same_passage else " AND relation != 'same_passage'"
         rows = conn.execute(
             f"""SELECT other, relation, SUM(weight) AS w FROM (
@@ -407,8 +408,7 @@ class SqliteGraph:
                     WHERE collection_id = ? AND target_id = ?{extra})
                 GROUP BY other ORDER BY w DESC, other LIMIT ?""",
             (cid, node, cid, node, fan_out)).fetchall()
-        best = max((float(r[2]) for r in rows), default=1.0)
-        return [(r[0], r[1], float(r[2]), best) for r in rows]
+        return [(r[0], r[1], float(r[2])) for r in rows]
 
     def mentions(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
         """(entity id, chunk id, document id, evidence) for each mention of these entities."""

@@ -1,0 +1,211 @@
+"""Multi-hop questions with and without graph-aware retrieval; graph extraction speed.
+
+    .venv/bin/python bench/graph_multihop.py [--no-answers] [--llm-chunks N]
+
+The corpus is bench/graph/docs (31 short documents written for this benchmark): each
+question in bench/graph/questions.jsonl needs two documents, the one the question
+names ("the designer of the Harbor Bridge") and the one about the entity that
+document leads to ("Elena Varga ... born in Tallinn"); distractor documents share
+the question's other words ("architect ... born in the city of Hamburg").
+
+Reported, on one knowledge base built with the bundled embedder and the offline
+graph extractor:
+
+* retrieval accuracy: share of questions whose needed documents are all in the
+  top k (hybrid search, default ranker), without and with ``graph=True``, for k = 2
+  (exactly the two documents needed), 3 and 5, plus other graph weights;
+* answer accuracy: share of answers by the bundled local:smollm2 (top 3 passages)
+  that contain the expected answer, without and with the graph;
+* extraction time per 1,000 chunks: the offline extractor on the benchmark chunks
+  and on 1,000 SciFact documents' chunks; the LLM extractor with local:smollm2 on
+  ``--llm-chunks`` chunks (default 4), extrapolated (it is far too slow to run on
+  1,000 chunks here), with how many of those chunks failed.
+
+Results go to bench/results/graph_multihop.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ragloom.chunking import RecursiveSplitter
+from ragloom.graph import GraphIndexer, LlmExtractor, OfflineExtractor, SqliteGraph
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.loaders import load_text
+from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model
+from ragloom.retrieval.options import SearchOptions
+from ragloom.stores.sqlite import SqliteVectorStore
+from ragloom.types import TextChunk, TextDocument
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE / "graph" / "docs"
+QUESTIONS = HERE / "graph" / "questions.jsonl"
+SCIFACT = HERE.parent.parent / "shared" / "data" / "beir" / "scifact" / "corpus.jsonl"
+RESULTS = HERE / "results" / "graph_multihop.json"
+
+
+def load_questions() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+
+
+def build_kb(folder: Path) -> tuple[VectorKnowledgeBase, float]:
+    store = SqliteVectorStore(folder / "kb.db", collection="multihop")
+    kb = VectorKnowledgeBase(store, make_embedder(DEFAULT_EMBEDDER), name="multihop",
+                             graph=GraphIndexer(OfflineExtractor(), SqliteGraph(store)))
+    started = time.perf_counter()
+    report = kb.pipeline().run_paths([str(DOCS)])
+    assert not report.skipped, report.skipped
+    return kb, time.perf_counter() - started
+
+
+def file_name(chunk: TextChunk) -> str:
+    return Path(chunk.source or str(chunk.metadata.get("source", ""))).name
+
+
+def retrieval(kb: VectorKnowledgeBase, questions: list[dict[str, Any]], top_k: int,
+              graph: bool, weight: float = SearchOptions().graph_weight) -> dict[str, Any]:
+    hits = 0
+    found_docs = 0
+    misses = []
+    for item in questions:
+        options = SearchOptions(top_k=top_k, graph=graph, graph_weight=weight)
+        sources = {file_name(m.chunk) for m in kb.search(item["question"], options).matches}
+        needed = set(item["documents"])
+        found_docs += len(needed & sources)
+        if needed <= sources:
+            hits += 1
+        else:
+            misses.append(item["id"])
+    total_docs = sum(len(q["documents"]) for q in questions)
+    return {"top_k": top_k, "graph": graph, "graph_weight": weight if graph else None,
+            "accuracy": hits / len(questions), "doc_recall": found_docs / total_docs,
+            "missed": misses}
+
+
+def answers(kb: VectorKnowledgeBase, questions: list[dict[str, Any]], graph: bool,
+            model: Any) -> dict[str, Any]:
+    from ragloom.rag import NaiveRag
+
+    rag = NaiveRag(kb, model, search=SearchOptions(top_k=3, graph=graph))
+    right = 0
+    rows = []
+    started = time.perf_counter()
+    for item in questions:
+        answer = rag.query(item["question"]).answer
+        ok = item["answer"].lower().replace(",", "") in answer.lower().replace(",", "")
+        right += ok
+        rows.append({"id": item["id"], "answer": answer, "correct": ok})
+    return {"graph": graph, "accuracy": right / len(questions),
+            "seconds": time.perf_counter() - started, "answers": rows}
+
+
+def scifact_chunks(limit: int) -> list[tuple[TextDocument, list[TextChunk]]]:
+    splitter = RecursiveSplitter()
+    out = []
+    with SCIFACT.open() as handle:
+        for line in handle:
+            row = json.loads(line)
+            doc = load_text(f"{row.get('title', '')}\n\n{row['text']}",
+                            source=f"scifact:{row['_id']}")
+            out.append((doc, splitter.split(doc)))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def time_extractor(extractor: Any, docs: list[tuple[TextDocument, list[TextChunk]]]
+                   ) -> dict[str, Any]:
+    started = time.perf_counter()
+    chunks = failures = entities = relations = 0
+    for document, doc_chunks in docs:
+        graph = extractor.extract(document, doc_chunks)
+        chunks += len(doc_chunks)
+        failures += len(graph.failures)
+        entities += sum(len(c.entities) for c in graph.chunks)
+        relations += sum(len(c.relations) for c in graph.chunks)
+    seconds = time.perf_counter() - started
+    return {"extractor": extractor.name, "chunks": chunks, "seconds": round(seconds, 2),
+            "seconds_per_1000_chunks": round(seconds / max(chunks, 1) * 1000, 1),
+            "failed_chunks": failures, "entities": entities, "relations": relations}
+
+
+def bench_docs() -> list[tuple[TextDocument, list[TextChunk]]]:
+    splitter = RecursiveSplitter()
+    docs = []
+    for path in sorted(DOCS.glob("*.md")):
+        doc = load_text(path.read_text(), source=str(path), mime_type="text/markdown")
+        docs.append((doc, splitter.split(doc)))
+    return docs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--no-answers", action="store_true", help="skip the model answers")
+    parser.add_argument("--llm-chunks", type=int, default=4,
+                        help="chunks the LLM extractor is timed on (0: skip)")
+    args = parser.parse_args()
+    questions = load_questions()
+    result: dict[str, Any] = {"questions": len(questions),
+                              "documents": len(list(DOCS.glob("*.md")))}
+    with tempfile.TemporaryDirectory() as folder:
+        kb, ingest_seconds = build_kb(Path(folder))
+        result["ingest_seconds_with_offline_graph"] = round(ingest_seconds, 2)
+        graph = SqliteGraph(kb.store)  # type: ignore[arg-type]
+        result["graph"] = {"entities": len(graph.entities()),
+                           "relations": len(graph.relations())}
+        runs = [retrieval(kb, questions, k, g) for k in (2, 3, 5) for g in (False, True)]
+        runs += [retrieval(kb, questions, k, True, w) for k in (2, 3) for w in (0.25, 1.0)]
+        result["retrieval"] = runs
+        if not args.no_answers:
+            model = make_model(DEFAULT_MODEL)
+            result["answers"] = [answers(kb, questions, g, model) for g in (False, True)]
+    offline = OfflineExtractor()
+    result["extraction"] = [time_extractor(offline, bench_docs())]
+    if SCIFACT.exists():
+        result["extraction"].append({**time_extractor(offline, scifact_chunks(1000)),
+                                     "corpus": "scifact (1,000 documents)"})
+    if args.llm_chunks > 0:
+        llm = LlmExtractor(make_model(DEFAULT_MODEL))  # type: ignore[arg-type]
+        sample = bench_docs()[: args.llm_chunks]
+        result["extraction"].append({**time_extractor(llm, sample),
+                                     "note": f"measured on {args.llm_chunks} chunks and "
+                                             "extrapolated to 1,000"})
+    print_tables(result)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten to {RESULTS.relative_to(HERE.parent)}")
+    return 0
+
+
+def print_tables(result: dict[str, Any]) -> None:
+    print(f"{result['questions']} two-hop questions over {result['documents']} documents; "
+          f"offline graph: {result['graph']['entities']} entities, "
+          f"{result['graph']['relations']} relations")
+    print("\n| top k | graph | weight | retrieval accuracy (all needed docs) | doc recall |")
+    print("|---|---|---|---|---|")
+    for run in result["retrieval"]:
+        weight = "" if run["graph_weight"] is None else f"{run['graph_weight']:g}"
+        print(f"| {run['top_k']} | {'yes' if run['graph'] else 'no'} | {weight} | "
+              f"{run['accuracy']:.2f} | {run['doc_recall']:.2f} |")
+    if "answers" in result:
+        print("\n| graph | answer accuracy (local:smollm2, top 3) | seconds |")
+        print("|---|---|---|")
+        for run in result["answers"]:
+            print(f"| {'yes' if run['graph'] else 'no'} | {run['accuracy']:.2f} | "
+                  f"{run['seconds']:.0f} |")
+    print("\n| extractor | chunks | seconds | s per 1,000 chunks | failed chunks |")
+    print("|---|---|---|---|---|")
+    for run in result["extraction"]:
+        print(f"| {run['extractor']} {run.get('corpus', '')} | {run['chunks']} | "
+              f"{run['seconds']} | {run['seconds_per_1000_chunks']} | "
+              f"{run['failed_chunks']} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
