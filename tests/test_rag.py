@@ -2,19 +2,19 @@ from __future__ import annotations
 
 from ragloom.chunking import LineSplitter
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.rag import NO_CONTEXT_ANSWER, NaiveRag, augment_user_query
+from ragloom.rag import NO_CONTEXT_ANSWER, NaiveRag, RagAnswer, augment_user_query
 from ragloom.retrieval.options import SearchOptions
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.testing import HashingEmbedder, ScriptedModel
 from ragloom.types import TextDocument
 
 
-def build(model: ScriptedModel | None) -> NaiveRag:
+def build(model: ScriptedModel | None, *, grounded: bool = False) -> NaiveRag:
     kb = VectorKnowledgeBase(InMemoryVectorStore(), HashingEmbedder(64), LineSplitter(),
                              search=SearchOptions(mode="vector", top_k=2))
     kb.ingest([TextDocument.create("The unpaid lunch break is 30 minutes.\nParking is free.",
                                    source="policy.txt")])
-    return NaiveRag(kb, model)
+    return NaiveRag(kb, model, grounded=grounded)
 
 
 def test_model_sees_numbered_context_and_question() -> None:
@@ -57,3 +57,37 @@ def test_context_budget_leaves_out_whole_passages() -> None:
     keyed = augment_user_query(chunks[:1], "q?", chunk_template="[{number}] ({source}) {text}",
                                metadata_keys=("source",))
     assert "(d)" in keyed
+
+
+# ------------------------------------------------------------------ grounded (default)
+
+
+def test_grounded_answers_carry_citations_and_quote() -> None:
+    rag = build(ScriptedModel(["The unpaid lunch break is 30 minutes."]), grounded=True)
+    answer = rag.query("How long is the unpaid lunch break?")
+    assert answer.origin == "model" and not answer.refused
+    assert answer.answer.startswith("The unpaid lunch break is 30 minutes.")
+    number = answer.citations[0]
+    assert answer.sources[number - 1].chunk.text == "The unpaid lunch break is 30 minutes."
+    assert answer.quote == "The unpaid lunch break is 30 minutes."
+    data = answer.to_dict()
+    assert data["quote"] == answer.quote and data["citations"] == [number]
+    assert data["refused"] is False and data["origin"] == "model"
+
+
+def test_grounded_is_the_default_and_an_invented_number_becomes_a_quote() -> None:
+    kb = build(None).knowledge_base
+    rag = NaiveRag(kb, ScriptedModel(["The lunch break is 2 days."]))
+    answer = rag.query("How long is the unpaid lunch break?")
+    assert answer.origin == "quote"
+    assert "30 minutes" in answer.answer and "2 days" not in answer.answer
+
+
+def test_grounded_refusal_and_streaming() -> None:
+    rag = build(ScriptedModel(["The password is hunter2."]), grounded=True)
+    answer = rag.query("What is the wifi password of the office router?")
+    assert answer.refused and answer.origin == "refusal" and not answer.citations
+    assert rag.model.calls == []  # type: ignore[union-attr]
+    pieces = list(build(ScriptedModel(["The unpaid lunch break is 30 minutes."]),
+                        grounded=True).stream("How long is the unpaid lunch break?"))
+    assert isinstance(pieces[-1], RagAnswer) and pieces[0] == pieces[-1].answer

@@ -1,4 +1,11 @@
-"""NaiveRag: retrieve, build a numbered context, ask the model, return answer and sources."""
+"""NaiveRag: retrieve, build a numbered context, ask the model, return answer and sources.
+
+By default answers are *grounded* (:mod:`ragloom.answering`): the model sees the few
+sentences that best answer the question, its answer is checked against them, and a
+quote of the best sentence replaces an answer the sources do not support; weak
+evidence gives a clear refusal. ``grounded=False`` keeps the plain pipeline (whole
+passages in, the model's text out, unchecked).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragloom.answering.answerer import GroundedAnswer, GroundedAnswerer
+from ragloom.answering.sentences import SentenceRanker
 from ragloom.filters import MetadataFilters
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import ModelProvider, TokenCounter
@@ -68,7 +77,14 @@ def augment_user_query(
 
 @dataclass(frozen=True, kw_only=True)
 class RagAnswer:
-    """An answer with the passages it was given, numbered as in the prompt."""
+    """An answer with the passages it was given, numbered as in the prompt.
+
+    Grounded answers also carry ``citations`` (numbers of the sources relied on),
+    ``quote`` (the sentence that supports the answer), ``refused`` (the documents do
+    not answer the question) and ``origin``: ``"model"`` (the model's answer, checked),
+    ``"quote"`` (the model's answer was not supported, so the evidence is quoted) or
+    ``"refusal"``.
+    """
 
     question: str
     answer: str
@@ -78,6 +94,10 @@ class RagAnswer:
     notice: str = ""
     retrieval_seconds: float = 0.0
     model: str = ""
+    quote: str = ""
+    citations: list[int] = field(default_factory=list)
+    refused: bool = False
+    origin: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +111,10 @@ class RagAnswer:
             "model": self.model,
             "degraded": self.degraded,
             "notice": self.notice,
+            "quote": self.quote,
+            "citations": list(self.citations),
+            "refused": self.refused,
+            "origin": self.origin,
         }
 
 
@@ -98,7 +122,9 @@ class NaiveRag:
     """``NaiveRag(knowledge_base, model)``: retrieve then generate.
 
     With ``model=None`` it only retrieves (``answer`` is empty). With no passage
-    found it says so instead of letting the model guess.
+    found it says so instead of letting the model guess. ``grounded`` (the default)
+    checks answers against their sources (see the module notes); pass ``answerer``
+    to change how.
     """
 
     def __init__(
@@ -111,6 +137,8 @@ class NaiveRag:
         search: SearchOptions | None = None,
         max_tokens_in_context: int | None = 1500,
         max_answer_tokens: int = 256,
+        grounded: bool = True,
+        answerer: GroundedAnswerer | None = None,
     ) -> None:
         self.knowledge_base = knowledge_base
         self.model = model
@@ -119,6 +147,15 @@ class NaiveRag:
         self.search_options = search
         self.max_tokens_in_context = max_tokens_in_context
         self.max_answer_tokens = max_answer_tokens
+        self.grounded = grounded
+        self._answerer = answerer
+
+    @property
+    def answerer(self) -> GroundedAnswerer:
+        """The grounding steps; by default ranking sentences with the KB's embedder."""
+        if self._answerer is None:
+            self._answerer = GroundedAnswerer(SentenceRanker(self.knowledge_base.embedder))
+        return self._answerer
 
     def ingest(self, documents: Sequence[Document]) -> Any:
         return self.knowledge_base.ingest(documents)
@@ -147,16 +184,39 @@ class NaiveRag:
         if self.model is None:
             return RagAnswer(answer="", **base)
         if not result.matches:
-            return RagAnswer(answer=NO_CONTEXT_ANSWER, **base)
+            return RagAnswer(answer=NO_CONTEXT_ANSWER, refused=self.grounded,
+                             origin="refusal" if self.grounded else "", **base)
+        if self.grounded:
+            return self._grounded(question, result.matches, base)
         response = self.model.chat(self.messages(question, result.matches),
                                    max_tokens=self.max_answer_tokens)
         return RagAnswer(answer=response.text.strip(), usage=response.usage,
                          model=response.model or self.model.name, **base)
 
+    def _grounded(self, question: str, matches: list[QueryMatch],
+                  base: dict[str, Any]) -> RagAnswer:
+        assert self.model is not None
+        grounded: GroundedAnswer = self.answerer.answer(question, matches, self.model)
+        response = grounded.response
+        return RagAnswer(
+            answer=grounded.answer, quote=grounded.quote, citations=list(grounded.citations),
+            refused=grounded.refused, origin=grounded.origin,
+            usage=response.usage if response is not None else Usage(),
+            model=(response.model if response is not None else "") or self.model.name, **base)
+
     def stream(
         self, question: str, filters: MetadataFilters | None = None
     ) -> Iterator[str | RagAnswer]:
-        """Text deltas of the answer, then the full RagAnswer."""
+        """Text deltas of the answer, then the full RagAnswer.
+
+        A grounded answer is checked before it is shown, so it arrives as one delta.
+        """
+        if self.grounded and self.model is not None:
+            answer = self.query(question, filters)
+            if answer.answer:
+                yield answer.answer
+            yield answer
+            return
         result, seconds = self._retrieve(question, filters)
         base = dict(question=question, sources=list(result.matches), degraded=result.degraded,
                     notice=result.notice, retrieval_seconds=seconds)

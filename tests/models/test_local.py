@@ -193,7 +193,7 @@ def model(smollm2_cache: Path) -> Iterator[LocalChatModel]:
 def test_second_load_reads_the_cache(
     smollm2_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folders = [p for p in smollm2_cache.iterdir() if p.is_dir()]
+    folders = [p for p in smollm2_cache.iterdir() if p.is_dir() and "numpy" not in p.name]
     assert [p.name.startswith("smollm2-") for p in folders] == [True]
     assert (folders[0] / local._CACHE_MARKER).is_file()
 
@@ -272,9 +272,47 @@ def test_a_prompt_longer_than_the_context_is_cut_from_the_left(smollm2_cache: Pa
 
 @pytest.mark.integration
 def test_a_local_model_folder_loads_by_path(smollm2_cache: Path) -> None:
-    folder = next(p for p in smollm2_cache.iterdir() if p.is_dir())
+    folder = next(p for p in smollm2_cache.iterdir() if p.is_dir() and "numpy" not in p.name)
     from_folder = make_model(f"local:{folder}")
     assert isinstance(from_folder, LocalChatModel)
     assert from_folder.name == f"local:{folder.resolve()}"
     response = from_folder.chat([SYSTEM, LUNCH], max_tokens=30)
     assert "30" in response.text
+
+
+# ------------------------------------------------------------ the NumPy backend
+
+
+@pytest.mark.integration
+def test_numpy_forward_pass_matches_transformers(smollm2_cache: Path) -> None:
+    import numpy as np
+    import torch
+    import transformers
+
+    from ragloom.models.llama_numpy import NumpyLlama, export_numpy_cached
+
+    folder = next(p for p in smollm2_cache.iterdir() if p.is_dir() and "numpy" not in p.name)
+    ids = [1, 9690, 198, 21350, 805, 30, 260, 1462, 282, 253, 2256, 30]
+    reference = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    with torch.no_grad():
+        expected = reference(torch.tensor([ids])).logits[0, -1].numpy()
+    engine = NumpyLlama(export_numpy_cached(folder))
+    assert np.abs(engine.forward(ids) - expected).max() < 1e-3
+    engine.reset()  # the same logits through the key/value cache, one token at a time
+    engine.forward(ids[:-3])
+    for token in ids[-3:]:
+        last = engine.forward([token])
+    assert np.abs(last - expected).max() < 1e-3
+
+
+@pytest.mark.integration
+def test_both_backends_give_the_same_greedy_answer(smollm2_cache: Path) -> None:
+    fast = LocalChatModel(cache_dir=smollm2_cache, backend="numpy")
+    slow = LocalChatModel(cache_dir=smollm2_cache, backend="torch")
+    assert fast.chat([SYSTEM, LUNCH], max_tokens=24).text == slow.chat(
+        [SYSTEM, LUNCH], max_tokens=24).text
+
+
+def test_unknown_backend_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="backend"):
+        LocalChatModel(backend="cuda")

@@ -17,7 +17,7 @@ from ragloom.cli.common import (
     plain,
     print_json,
     reported_errors,
-    resolve_db,
+    resolve_location,
 )
 from ragloom.errors import QueryError
 from ragloom.registry import DEFAULT_EMBEDDER
@@ -25,8 +25,9 @@ from ragloom.retrieval.options import RANKERS, SEARCH_MODES
 
 
 def eval_command(
-    path: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, "
-                                         "qrels/test.tsv.")],
+    path: Annotated[Path | None, typer.Argument(
+        help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv (not with --answers).",
+        show_default=False)] = None,
     mode: Annotated[list[str] | None, typer.Option(
         "--mode", help="Search mode to measure (repeatable) [default: vector, keyword, hybrid].",
         show_default=False)] = None,
@@ -42,14 +43,35 @@ def eval_command(
     limit_queries: Annotated[int | None, typer.Option(
         "--limit-queries", help="Evaluate only the first N judged queries.", min=1,
         show_default=False)] = None,
+    answers: Annotated[Path | None, typer.Option(
+        "--answers", help="Evaluate answers instead: a JSON Lines file of questions with "
+        "accepted answers and source files (see docs/answers.md).", show_default=False)] = None,
+    docs: Annotated[Path | None, typer.Option(
+        "--docs", help="With --answers: a folder of documents, ingested into a scratch "
+        "knowledge base (else --db/--kb name an existing one).", show_default=False)] = None,
+    llm: Annotated[str | None, typer.Option(
+        "--llm", help="With --answers: the language model as provider:model "
+        "[default: $RAGLOOM_LLM or local:smollm2].", show_default=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest a BEIR data set and report nDCG@10, Recall@100 and MRR@10 per search mode.
 
     Without --db the corpus goes into a scratch database that is deleted afterwards;
     with --db it is kept there, and a second run re-uses it without re-embedding.
+    With --answers it measures answers instead: accuracy, citations, unsupported
+    claims and refusals.
     """
+    if answers is not None:
+        from ragloom.cli.eval_answers import run_answer_eval
+
+        with reported_errors():
+            run_answer_eval(answers, docs=docs, db=db, kb=kb or None, llm=llm,
+                            embedder=embedder, json_output=json_output)
+        return
     with reported_errors():
+        if path is None:
+            raise QueryError("give a BEIR folder to evaluate retrieval, or --answers FILE "
+                             "to evaluate answers")
         report = _run(path, mode, ranker, db, kb, embedder, limit_queries, json_output)
         if json_output:
             print_json(report)
@@ -72,7 +94,7 @@ def _run(
     from ragloom.evaluation.beir import load_beir
     from ragloom.evaluation.runner import default_configs, evaluate, ingest_dataset
     from ragloom.registry import make_embedder
-    from ragloom.stores.sqlite import SqliteVectorStore
+    from ragloom.stores.factory import StoreLocation, open_store
 
     chosen_modes = _check(modes, SEARCH_MODES, "mode")
     chosen_rankers = _check(rankers, RANKERS, "ranker")
@@ -80,9 +102,10 @@ def _run(
     name = kb or f"eval-{dataset.name}"
     provider = make_embedder(embedder_name)
     with tempfile.TemporaryDirectory(prefix="ragloom-eval-") as scratch:
-        db_path = resolve_db(db) if db else Path(scratch) / "eval.db"
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        store = SqliteVectorStore(db_path, collection=name)
+        location = (resolve_location(db) if db
+                    else StoreLocation("sqlite", str(Path(scratch) / "eval.db")))
+        db_path = location.display()
+        store = open_store(location, name)
         try:
             if not quiet:
                 console.print(plain(f"ingesting {len(dataset.corpus):,} documents into "

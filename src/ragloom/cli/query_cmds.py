@@ -24,6 +24,7 @@ from ragloom.cli.common import (
     print_json,
     reported_errors,
 )
+from ragloom.cli.remote import ServerOption, server_url
 from ragloom.errors import KnowledgeBaseNotFoundError
 from ragloom.registry import DEFAULT_MODEL
 from ragloom.retrieval.options import SearchOptions
@@ -92,20 +93,29 @@ def ask_command(
                                           help="Show passages and token usage.")] = False,
     graph: GraphOption = False,
     json_output: JsonOption = False,
+    server: ServerOption = None,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
     from ragloom.rag import NaiveRag
 
     with reported_errors():
-        knowledge_base = open_knowledge_base(db, kb, embedder, create=False)
-        _require_content(knowledge_base)
-        filters = parse_filter_option(filter_json, knowledge_base.store)
-        options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
-                                score_threshold=score_threshold, filters=filters,
+        url = server_url(server)
+        if url:
+            from ragloom.cli.remote import remote_ask
+
+            answer = remote_ask(url, question, kb=kb, mode=mode, top_k=top_k,
+                                score_threshold=score_threshold, filter_json=filter_json,
                                 graph=graph)
-        model = open_model(llm, fallback_llm)
-        rag = NaiveRag(knowledge_base, model, search=options)
-        answer = rag.query(question)
+        else:
+            knowledge_base = open_knowledge_base(db, kb, embedder, create=False)
+            _require_content(knowledge_base)
+            filters = parse_filter_option(filter_json, knowledge_base.store)
+            options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
+                                    score_threshold=score_threshold, filters=filters,
+                                    graph=graph)
+            model = open_model(llm, fallback_llm)
+            rag = NaiveRag(knowledge_base, model, search=options)
+            answer = rag.query(question)
         if json_output:
             print_json(answer.to_dict())
             return
@@ -113,6 +123,9 @@ def ask_command(
             note(answer.notice)
         if answer.answer:
             out.print(plain(answer.answer))
+            if answer.quote and answer.origin == "model":
+                cited = answer.citations[0] if answer.citations else 1
+                out.print(plain(f'  quote [{cited}]: "{answer.quote}"', style="dim"))
             out.print()
         out.print("[bold]Sources[/]")
         _print_sources(answer.sources)
@@ -147,9 +160,20 @@ def search_command(
         "--documents", help="Rank whole documents by their best chunk.")] = False,
     graph: GraphOption = False,
     json_output: JsonOption = False,
+    server: ServerOption = None,
 ) -> None:
     """Retrieve passages without asking a language model."""
     with reported_errors():
+        url = server_url(server)
+        if url:
+            from ragloom.cli.remote import remote_search
+
+            result, matches = remote_search(
+                url, query, kb=kb, mode=mode, ranker=ranker, alpha=alpha, top_k=top_k,
+                score_threshold=score_threshold, filter_json=filter_json, documents=documents,
+                graph=graph)
+            _show_matches(query, result, matches, several=len(kb) > 1, json_output=json_output)
+            return
         names: list[str | None] = list(kb) or [None]
         bases = [open_knowledge_base(db, name, embedder, create=False) for name in names]
         for base in bases:
@@ -172,13 +196,18 @@ def search_command(
 
             # Each document appears once, represented by its best chunk.
             matches = [doc.best for doc in documents_from_matches(matches, top_k)]
-        if json_output:
-            print_json({"query": query, "degraded": result.degraded, "notice": result.notice,
-                        "matches": [m.to_dict() for m in matches]})
-            return
-        if result.notice:
-            note(result.notice)
-        if not matches:
-            out.print("no matches")
-            return
-        _print_sources(matches, show_kb=len(bases) > 1)
+        _show_matches(query, result, matches, several=len(bases) > 1, json_output=json_output)
+
+
+def _show_matches(query: str, result: Any, matches: list[QueryMatch], *, several: bool,
+                  json_output: bool) -> None:
+    if json_output:
+        print_json({"query": query, "degraded": result.degraded, "notice": result.notice,
+                    "matches": [m.to_dict() for m in matches]})
+        return
+    if result.notice:
+        note(result.notice)
+    if not matches:
+        out.print("no matches")
+        return
+    _print_sources(matches, show_kb=several)

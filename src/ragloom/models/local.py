@@ -8,6 +8,12 @@ first load converts it once into a cache folder
 that in under a second. ``local:/path/to/folder`` loads any saved causal LM and
 ``local:/path/to/file.gguf`` any GGUF transformers can read.
 
+Two backends run the model. ``"numpy"`` (the default for Llama-architecture models
+such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch nor
+transformers once the model is converted, so a fresh ``ragloom ask`` skips their
+3-8 s import; ``"torch"`` runs any model through transformers' ``generate``.
+Choose with ``backend=`` (``"auto"`` picks numpy where it can).
+
 These small models have no tool calling: ``tools`` is accepted and ignored.
 """
 
@@ -16,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragloom._threads import available_cores, quiet_model_libraries, use_torch_threads
+from ragloom._threads import available_cores, quiet_loading, torch_threads
 from ragloom.errors import (
     ConfigurationError,
     InvalidInputError,
@@ -33,6 +38,7 @@ from ragloom.errors import (
 )
 from ragloom.model_cache import MARKER, build_cached, default_cache_dir
 from ragloom.models.chat_template import TemplateMessage, fit_prompt, template_messages
+from ragloom.models.numpy_chat import NumpyChat, numpy_suits
 from ragloom.protocols import as_messages
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
 
@@ -88,7 +94,10 @@ class LocalChatModel:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         context: int | None = None,
         threads: int | None = None,
+        backend: str = "auto",
     ) -> None:
+        if backend not in ("auto", "numpy", "torch"):
+            raise ConfigurationError(f"backend must be auto, numpy or torch, got {backend!r}")
         if max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
         self._name = name
@@ -98,6 +107,8 @@ class LocalChatModel:
         self._max_tokens = max_tokens
         self._context = context
         self._threads = threads
+        self._backend = backend
+        self._numpy: NumpyChat | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._loaded: _Loaded | None = None
@@ -109,7 +120,33 @@ class LocalChatModel:
     @property
     def context_length(self) -> int:
         """Tokens the model attends to: prompt plus answer."""
+        fast = self._numpy_chat()
+        if fast is not None:
+            return fast.context
         return self._load().context
+
+    def _numpy_chat(self) -> NumpyChat | None:
+        """The NumPy engine when the backend allows it and the model suits it."""
+        if self._backend == "torch":
+            return None
+        if self._numpy is not None:
+            return self._numpy
+        with self._load_lock:
+            if self._numpy is None:
+                folder = self._model_folder()
+                if self._backend == "auto" and not numpy_suits(folder):
+                    self._backend = "torch"
+                    return None
+                self._numpy = NumpyChat(folder, name=self._name, context=self._context,
+                                        threads=self._threads or GENERATION_THREADS)
+        return self._numpy
+
+    def _model_folder(self) -> Path:
+        folder = self._path
+        if folder is None:
+            gguf = self._gguf or smollm2_gguf_path()
+            folder = convert_gguf_cached(gguf, cache_dir=self._cache_dir)
+        return folder
 
     # ------------------------------------------------------------------- chatting
 
@@ -151,6 +188,11 @@ class LocalChatModel:
         if temperature is not None and temperature < 0:
             raise InvalidInputError(f"temperature must be 0 or more, got {temperature}")
         stops = [marker for marker in (stop or ()) if marker]
+        fast = self._numpy_chat()
+        if fast is not None:
+            yield from fast.stream(template_messages(as_messages(messages)), stops, new_tokens,
+                                   started, temperature)
+            return
         loaded = self._load()
         prompt = self._prompt(loaded, template_messages(as_messages(messages)), new_tokens)
         run = _Generation(loaded, prompt, stops, new_tokens, temperature)
@@ -195,8 +237,7 @@ class LocalChatModel:
 
     def _generate(self, run: _Generation) -> None:
         try:
-            with self._generate_lock:
-                use_torch_threads(self._threads or GENERATION_THREADS)
+            with self._generate_lock, torch_threads(self._threads or GENERATION_THREADS):
                 run.generate()
         except BaseException as exc:  # reported to the consumer, which re-raises
             run.error = exc
@@ -214,22 +255,20 @@ class LocalChatModel:
         return self._loaded
 
     def _build(self) -> _Loaded:
-        folder = self._path
-        if folder is None:
-            gguf = self._gguf or smollm2_gguf_path()
-            folder = convert_gguf_cached(gguf, cache_dir=self._cache_dir)
+        folder = self._model_folder()
         if not folder.is_dir():
             raise ConfigurationError(
                 f"{self._name}: {folder} is not a folder; give a folder saved with "
                 "save_pretrained (config.json, weights, tokenizer files)"
             )
         transformers, torch = import_transformers()
-        use_torch_threads(self._threads or available_cores())
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                folder, local_files_only=True, **_float32(transformers, torch)
-            )
+            with torch_threads(self._threads or available_cores()), quiet_loading():
+                tokenizer = transformers.AutoTokenizer.from_pretrained(
+                    folder, local_files_only=True)
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    folder, local_files_only=True, **_float32(transformers, torch)
+                )
         except Exception as exc:  # OSError, ValueError, KeyError from model code...
             raise ConfigurationError(
                 f"{self._name}: could not load a causal language model from {folder}: {exc}. "
@@ -373,10 +412,8 @@ def _criteria(run: _Generation, stops: list[str]) -> Any:
 
 
 def import_transformers() -> tuple[Any, Any]:
-    """transformers and torch, imported with the hub switched off."""
-    # huggingface_hub reads these when first imported: every load here is local.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """transformers and torch. Every load here says ``local_files_only``: no
+    process-wide ``HF_HUB_OFFLINE``, so a later ``hf:`` model can still download."""
     try:
         import torch
     except ImportError as exc:
@@ -385,7 +422,6 @@ def import_transformers() -> tuple[Any, Any]:
         import transformers
     except ImportError as exc:
         raise MissingDependencyError("transformers", "local") from exc
-    quiet_model_libraries()
     return transformers, torch
 
 
@@ -413,8 +449,9 @@ def _convert(gguf: Path, out: Path) -> None:
         raise MissingDependencyError("gguf", "local", purpose="reading GGUF model files")
     try:
         where = {"gguf_file": gguf.name, "local_files_only": True}
-        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, **where)
-        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, **where)
+        with quiet_loading():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, **where)
+            model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, **where)
         # transformers refuses to save a model it still considers GGUF-quantised,
         # although its weights are dequantised float32 by now.
         model.hf_quantizer = None
@@ -453,7 +490,7 @@ def create_model(model: str, *, provider: str, **options: Any) -> LocalChatModel
     except TypeError as exc:
         raise ConfigurationError(
             f"unknown option for the local model: {exc}. Known options: cache_dir, "
-            "max_tokens, context, threads"
+            "max_tokens, context, threads, backend"
         ) from exc
     raise ConfigurationError(
         f"{provider}:{model} is neither the bundled model ({provider}:{SMOLLM2_NAME}) nor a "

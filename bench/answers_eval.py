@@ -1,0 +1,107 @@
+"""Answer quality of `ragloom ask` on documents the project has never seen.
+
+    .venv/bin/python bench/answers_eval.py [--pipeline before|after] [--split dev|test]
+        [--llm local:smollm2] [--limit N]
+
+Ingests bench/answers/docs/ (11 documents: policies, a manual, FAQs, CSV, XLSX, PDF,
+PPTX, DOCX) into a scratch knowledge base with the default embedder, then asks the
+72 questions of bench/answers/questions.jsonl (60 answerable, 12 not) the way
+`ragloom ask` does (hybrid search, top 3 passages). ``before`` is the pipeline as
+it was before grounding (whole passages, free generation: ``NaiveRag(grounded=False)``),
+``after`` the default. Prints a table per split (``dev`` was used for tuning,
+``test`` was not) and merges the results into bench/results/answers_eval.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ragloom.evaluation.answers import AnswerScore, evaluate_answers, ingest_folder, load_questions
+from ragloom.rag import NaiveRag
+from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_model
+from ragloom.retrieval.options import SearchOptions
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE / "answers" / "docs"
+QUESTIONS = HERE / "answers" / "questions.jsonl"
+RESULTS = HERE / "results" / "answers_eval.json"
+
+COLUMNS = ("answer_accuracy", "citation_accuracy", "correct_refusals",
+           "answers_with_unsupported_numbers", "unsupported_claims", "false_refusals",
+           "seconds_p50")
+
+
+def _table(title: str, summaries: dict[str, dict[str, Any]]) -> str:
+    lines = [title, "| split | questions | answer acc | citation acc | refusals ok | "
+             "unsupported-number answers | unsupported claims | false refusals | p50 s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, row in summaries.items():
+        lines.append(
+            f"| {name} | {row['questions']} | {row['answer_accuracy']:.1%} | "
+            f"{row['citation_accuracy']:.1%} | {row['correct_refusals']:.1%} | "
+            f"{row['answers_with_unsupported_numbers']} | {row['unsupported_claims']} | "
+            f"{row['false_refusals']} | {row['seconds_p50']:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pipeline", choices=("before", "after"), default="after")
+    parser.add_argument("--split", choices=("dev", "test"), default=None)
+    parser.add_argument("--llm", default=DEFAULT_MODEL)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args()
+
+    questions = load_questions(QUESTIONS)
+    if args.split:
+        questions = [q for q in questions if q.split == args.split]
+    questions = questions[: args.limit] if args.limit else questions
+    model = make_model(args.llm)
+    with tempfile.TemporaryDirectory(prefix="ragloom-answers-") as scratch:
+        started = time.perf_counter()
+        knowledge_base = ingest_folder(DOCS, Path(scratch) / "answers.db",
+                                       embedder=DEFAULT_EMBEDDER)
+        ingest_seconds = time.perf_counter() - started
+        options = SearchOptions(mode="hybrid", top_k=3)
+        extra: dict[str, Any] = {"grounded": False} if args.pipeline == "before" else {}
+        import inspect
+        if "grounded" not in inspect.signature(NaiveRag).parameters:
+            extra = {}
+        rag = NaiveRag(knowledge_base, model, search=options, **extra)
+        rag.query("warm-up: how long is the lunch break?")
+
+        def show(score: AnswerScore) -> None:
+            if args.quiet:
+                return
+            mark = ("ok " if score.correct else "BAD") if score.question.answerable else (
+                "ref" if score.refused else "INV")
+            print(f"{mark} {score.question.id:11} {score.seconds:5.1f}s "
+                  f"{score.answer[:110]!r} cited={score.cited} unsup={score.unsupported}",
+                  flush=True)
+
+        report = evaluate_answers(rag.query, questions, progress=show)
+        knowledge_base.store.close()
+    data = report.to_dict()
+    summaries = {"all": data["summary"], **data["splits"]}
+    print(_table(f"pipeline {args.pipeline}, {args.llm}", summaries))
+    if args.no_save or args.limit or args.split:
+        return
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved[args.pipeline] = {"llm": args.llm, "embedder": DEFAULT_EMBEDDER,
+                            "ingest_seconds": round(ingest_seconds, 2),
+                            "python": sys.version.split()[0], **data}
+    RESULTS.write_text(json.dumps(saved, indent=2, ensure_ascii=False) + "\n")
+    print(f"saved to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

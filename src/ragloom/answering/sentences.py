@@ -1,0 +1,188 @@
+"""Supporting sentences: the retrieved passages cut into sentences and ranked.
+
+A small model answers best from a few sentences rather than whole passages, and a
+sentence is what a user can check. Each sentence keeps the number of the passage it
+came from (as numbered in the answer's sources), so a citation follows it.
+
+Ranking mixes three signals, each in [0, 1]: the embedder's cosine between the
+question and the sentence, the share of the question's content words the sentence
+holds (stemmed, weighted by idf over the candidate sentences), and the retrieval
+score of the passage. Table rows, slide bullets and list items are sentences of
+their own: a line break ends a sentence unless the line looks wrapped (a long line
+that does not end a sentence, as PDF text lines are).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ragloom.answering.evidence import expected_kind, has_kind
+from ragloom.answering.grounding import content_words
+from ragloom.chunking.sentences import sentence_spans
+from ragloom.protocols import EmbeddingProvider
+from ragloom.retrieval.stemmer import porter_stem
+from ragloom.types import QueryMatch, Vector
+
+WRAPPED_LINE = 70  # a line at least this long that ends mid-sentence was wrapped
+_SENTENCE_END = re.compile(r"[.!?:;)\]\"'\u201d]\s*$")
+_RECORD = re.compile(r"^\s*[^:\n]{1,40}: \S")  # "item: Espresso; size: single" rows
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)|\*\*|__|`")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a retrieved passage and how well it answers the question."""
+
+    text: str
+    number: int  # the passage's number among the answer's sources (1-based)
+    position: int  # order of the sentence within its passage
+    source: str = ""
+    score: float = 0.0
+    dense: float = 0.0
+    lexical: float = 0.0
+
+
+def _unwrap(text: str) -> str:
+    """Join wrapped lines (long lines that end mid-sentence) with a space."""
+    lines = text.split("\n")
+    joined: list[str] = []
+    for line in lines:
+        previous = joined[-1] if joined else ""
+        if (previous.strip() and line.strip() and len(previous) >= WRAPPED_LINE
+                and not _SENTENCE_END.search(previous)
+                and not (_RECORD.match(previous) and _RECORD.match(line))):
+            joined[-1] = f"{previous.rstrip()} {line.strip()}"
+        else:
+            joined.append(line)
+    return "\n".join(joined)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage: sentence ends, blank lines and unwrapped line breaks.
+
+    A lead-in of one or two words ("Hotels.") stays with the sentence after it.
+    """
+    text = _unwrap(text)
+    pieces: list[str] = []
+    for start, end in sentence_spans(text):
+        pieces.extend(line.strip() for line in text[start:end].split("\n") if line.strip())
+    cleaned = [_MARKUP.sub("", piece).strip() for piece in pieces]
+    cleaned = [piece for piece in cleaned if any(ch.isalnum() for ch in piece)]
+    merged: list[str] = []
+    carry = ""
+    for piece in cleaned:
+        piece = f"{carry} {piece}" if carry else piece
+        carry = ""
+        if len(piece.split()) <= 2 and piece.endswith("."):
+            carry = piece
+        else:
+            merged.append(piece)
+    if carry:
+        merged.append(carry)
+    return merged
+
+
+def is_heading(text: str) -> bool:
+    """A title or heading: short, no sentence end, mostly capitalised words."""
+    words = [w for w in re.findall(r"[^\W_]+", text) if not w.isdigit()]
+    if not words or len(words) > 8 or _SENTENCE_END.search(text) or ";" in text:
+        return False
+    capitalised = sum(1 for w in words if w[0].isupper())
+    return capitalised / len(words) >= 0.6 or text.lower().startswith(("slide ", "sheet:"))
+
+
+def candidate_sentences(matches: Sequence[QueryMatch]) -> list[Sentence]:
+    """Every sentence of the passages, numbered by passage (duplicates kept once)."""
+    seen: set[str] = set()
+    found: list[Sentence] = []
+    for number, match in enumerate(matches, start=1):
+        for position, text in enumerate(split_sentences(match.chunk.text)):
+            key = " ".join(text.lower().split())
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(Sentence(text=text, number=number, position=position,
+                                  source=match.chunk.source))
+    return found
+
+
+def _stems(text: str) -> list[str]:
+    return [porter_stem(word) for word in content_words(text)]
+
+
+def lexical_scores(question: str, sentences: Sequence[str]) -> list[float]:
+    """Share of the question's content words (idf-weighted) that each sentence holds."""
+    asked = list(dict.fromkeys(_stems(question)))
+    if not asked or not sentences:
+        return [0.0] * len(sentences)
+    held = [set(_stems(text)) for text in sentences]
+    frequency = Counter(term for terms in held for term in terms if term in asked)
+    total = len(sentences)
+    # Lucene's idf stays positive, so a word found in every sentence still counts a little.
+    weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in asked}
+    norm = sum(weight.values()) or 1.0
+    return [sum(weight[t] for t in asked if t in terms) / norm for terms in held]
+
+
+@dataclass(frozen=True)
+class SentenceWeights:
+    """How the signals mix; tuned on the dev half of bench/answers."""
+
+    dense: float = 0.5
+    lexical: float = 0.4
+    retrieval: float = 0.1
+    kind: float = 0.15  # bonus when the sentence holds the kind of answer asked for
+    heading: float = 0.6  # factor for titles and headings, which rarely answer anything
+
+
+class SentenceRanker:
+    """Ranks the sentences of retrieved passages for a question.
+
+    ``embedder`` is usually the knowledge base's; without one, only words count.
+    """
+
+    def __init__(self, embedder: EmbeddingProvider | None = None, *,
+                 weights: SentenceWeights | None = None) -> None:
+        self.embedder = embedder
+        self.weights = weights or SentenceWeights()
+
+    def rank(self, question: str, matches: Sequence[QueryMatch]) -> list[Sentence]:
+        """Sentences best first, each with its ``score``, ``dense`` and ``lexical`` parts."""
+        sentences = candidate_sentences(matches)
+        if not sentences:
+            return []
+        texts = [s.text for s in sentences]
+        lexical = lexical_scores(question, texts)
+        dense = self._dense(question, texts)
+        retrieval = [matches[s.number - 1].score for s in sentences]
+        w = self.weights
+        kind = expected_kind(question)
+        scored = []
+        for s, d, lx, r in zip(sentences, dense, lexical, retrieval, strict=True):
+            score = w.dense * d + w.lexical * lx + w.retrieval * r
+            if kind is not None and has_kind(s.text, kind):
+                score += w.kind
+            if is_heading(s.text):
+                score *= w.heading
+            scored.append(replace(s, score=score, dense=d, lexical=lx))
+        return sorted(scored, key=lambda s: (-s.score, s.number, s.position))
+
+    def _dense(self, question: str, texts: list[str]) -> list[float]:
+        if self.embedder is None:
+            return [0.0] * len(texts)
+        query = self.embedder.embed_query(question)
+        documents = self.embedder.embed_documents(texts)
+        if not isinstance(query, Vector) or not all(isinstance(d, Vector) for d in documents):
+            return [0.0] * len(texts)
+        q = query.values / max(float(np.linalg.norm(query.values)), 1e-12)
+        scores = []
+        for document in documents:
+            values = document.values  # type: ignore[union-attr]
+            scores.append(float(np.dot(q, values) / max(float(np.linalg.norm(values)), 1e-12)))
+        return [max(0.0, s) for s in scores]
