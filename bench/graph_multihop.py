@@ -144,6 +144,27 @@ def bench_docs() -> list[tuple[TextDocument, list[TextChunk]]]:
     return docs
 
 
+def samples_report() -> dict[str, Any]:
+    """The offline graph of samples/: top ten entities per document, and a check that
+    every entity has a mention with evidence."""
+    from ragloom.testing import HashingEmbedder
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = SqliteVectorStore(Path(folder) / "kb.db", collection="samples")
+        graph = SqliteGraph(store)
+        kb = VectorKnowledgeBase(store, HashingEmbedder(), name="samples",
+                                 graph=GraphIndexer(OfflineExtractor(), graph))
+        kb.pipeline().run_paths([str(HERE.parent / "samples")])
+        top = {Path(d.source).name: [e.name for e in graph.entities(document_id=d.id, limit=10)]
+               for d in store.list_documents()}
+        entities = graph.entities()
+        with_evidence = {entity_id for entity_id, _, _, evidence in
+                         graph.mentions([e.id for e in entities]) if evidence.strip()}
+        store.close()
+    return {"top_entities": top, "entities": len(entities),
+            "entities_without_evidence": len({e.id for e in entities} - with_evidence)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-answers", action="store_true", help="skip the model answers")
@@ -165,6 +186,7 @@ def main() -> int:
         if not args.no_answers:
             model = make_model(DEFAULT_MODEL)
             result["answers"] = [answers(kb, questions, g, model) for g in (False, True)]
+    result["samples"] = samples_report()
     offline = OfflineExtractor()
     result["extraction"] = [time_extractor(offline, bench_docs())]
     if SCIFACT.exists():
@@ -199,6 +221,11 @@ def print_tables(result: dict[str, Any]) -> None:
         for run in result["answers"]:
             print(f"| {'yes' if run['graph'] else 'no'} | {run['accuracy']:.2f} | "
                   f"{run['seconds']:.0f} |")
+    samples = result["samples"]
+    print(f"\nsamples/: {samples['entities']} entities, "
+          f"{samples['entities_without_evidence']} without evidence; top ten per document:")
+    for name, entities in samples["top_entities"].items():
+        print(f"- {name}: {', '.join(entities)}")
     print("\n| extractor | chunks | seconds | s per 1,000 chunks | failed chunks |")
     print("|---|---|---|---|---|")
     for run in result["extraction"]:
