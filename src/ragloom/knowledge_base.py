@@ -41,12 +41,17 @@ __all__ = [
 
 
 def default_chunker(embedder: EmbeddingProvider) -> Chunker:
-    """The recursive splitter, sized in the embedder's tokens when it can count them."""
+    """The recursive splitter, sized in the embedder's tokens: its own tokenizer, or
+    a tiktoken encoding for a hosted one (see :mod:`ragloom.chunking.tokens`)."""
     from ragloom.chunking import RecursiveSplitter
 
     if isinstance(embedder, TokenCounter):
         return RecursiveSplitter(token_counter=embedder)
-    return RecursiveSplitter()
+    from ragloom.chunking.tokens import token_counter_for
+
+    # Hosted embedders count in their own tokens too (tiktoken for OpenAI models).
+    counter = token_counter_for(embedder.name)
+    return RecursiveSplitter(token_counter=counter) if counter else RecursiveSplitter()
 
 
 def chunker_settings(chunker: Chunker) -> str:

@@ -29,11 +29,13 @@ from ragloom.cli.common import (
     KbOption,
     console,
     open_knowledge_base,
+    open_store,
     out,
     plain,
     print_json,
     reported_errors,
-    resolve_db,
+    resolve_location,
+    side_path,
 )
 from ragloom.cli.graph_cmd import graph_step, graph_summary, print_graph_summary
 from ragloom.knowledge_base import IngestEvent, IngestReport
@@ -61,7 +63,7 @@ def _with_cache(knowledge_base: Any, db: str | None) -> Any:
 
     # The splitter is sized with the real embedder's tokenizer: build it before wrapping.
     knowledge_base.chunker  # noqa: B018
-    cache = SQLiteEmbeddingCache(cache_path_for(resolve_db(db)))
+    cache = SQLiteEmbeddingCache(cache_path_for(side_path(db)))
     knowledge_base.embedder = CachedEmbedder(knowledge_base.embedder, cache)
     return cache
 
@@ -73,17 +75,14 @@ def _prune_cache(knowledge_base: Any, db: str | None) -> None:
         needs_pruning,
         prune_embedding_cache,
     )
-    from ragloom.stores.sqlite import SqliteVectorStore
-
-    db_path = resolve_db(db)
-    path = cache_path_for(db_path)
+    path = cache_path_for(side_path(db))
     collections = knowledge_base.store.list_collections()
     if not needs_pruning(cache_entries(path), sum(c.chunk_count for c in collections)):
         return
 
     def texts() -> Any:
         for collection in collections:
-            with SqliteVectorStore(db_path, collection=collection.name) as store:
+            with open_store(resolve_location(db), collection.name, create=False) as store:
                 yield from (chunk.text for chunk in store.chunks())
 
     prune_embedding_cache(path, texts())
