@@ -38,6 +38,7 @@ from ragloom.cli.common import (
     side_path,
 )
 from ragloom.cli.graph_cmd import graph_step, graph_summary, print_graph_summary
+from ragloom.cli.remote import ServerOption, server_url
 from ragloom.knowledge_base import IngestEvent, IngestReport
 
 MB = 1024 * 1024
@@ -129,11 +130,25 @@ def ingest_command(
         "--graph-llm", help="Chat model of the llm extractor as provider:model "
         "[default: $RAGLOOM_LLM or local:smollm2]", show_default=False)] = None,
     json_output: JsonOption = False,
+    server: ServerOption = None,
 ) -> None:
     """Parse, split, embed and store documents. Unchanged files cost nothing on a re-run."""
     from ragloom.ingestion import FileSelection, ParseOptions
 
     with reported_errors():
+        url = server_url(server)
+        if url:
+            from ragloom.cli.remote import remote_ingest
+
+            remote = remote_ingest(url, paths, kb=kb, embedder=embedder, include=include,
+                                   exclude=exclude, hidden=hidden)
+            if json_output:
+                print_json(remote.to_dict())
+            else:
+                _summary(remote)
+            if remote.skipped and not (remote.new or remote.replaced or remote.unchanged):
+                raise typer.Exit(1)
+            return
         knowledge_base = open_knowledge_base(db, kb, embedder, create=True)
         knowledge_base.graph = graph_step(knowledge_base, graph, graph_extractor, graph_llm)
         embedding_cache = _with_cache(knowledge_base, db) if cache else None

@@ -57,7 +57,9 @@ def search_options(body: Any) -> SearchOptions:
         return SearchOptions(mode=body.mode, top_k=body.top_k,
                              score_threshold=body.score_threshold, ranker=body.ranker,
                              impact_factor=body.impact_factor, alpha=body.alpha,
-                             filters=filters, candidates=body.candidates, extra=extra)
+                             filters=filters, candidates=body.candidates, extra=extra,
+                             graph=body.graph, graph_hops=body.graph_hops,
+                             graph_fan_out=body.graph_fan_out, graph_weight=body.graph_weight)
     except RagError as exc:
         raise from_rag_error(exc) from exc
 

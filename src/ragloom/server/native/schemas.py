@@ -168,6 +168,11 @@ class SearchSettings(BaseModel):
     filters: dict[str, Any] | None = None
     candidates: int = Field(100, ge=1, le=10000)
     normalization: Literal["minmax", "zscore", "none"] = "minmax"
+    graph: bool = Field(False, description="also take chunks mentioning the query's entities "
+                        "and their neighbours in the knowledge graph")
+    graph_hops: int = Field(1, ge=0, le=5)
+    graph_fan_out: int = Field(10, ge=1, le=1000)
+    graph_weight: float = Field(0.5, ge=0.0, le=100.0)
 
 
 class SearchIn(SearchSettings):
@@ -212,6 +217,11 @@ class AskSettings(BaseModel):
     filters: dict[str, Any] | None = None
     candidates: int = Field(100, ge=1, le=10000)
     normalization: Literal["minmax", "zscore", "none"] = "minmax"
+    graph: bool = Field(False, description="also take chunks mentioning the query's entities "
+                        "and their neighbours in the knowledge graph")
+    graph_hops: int = Field(1, ge=0, le=5)
+    graph_fan_out: int = Field(10, ge=1, le=1000)
+    graph_weight: float = Field(0.5, ge=0.0, le=100.0)
     max_tokens_in_context: int | None = Field(1500, ge=1, le=100_000)
     max_answer_tokens: int = Field(256, ge=1, le=4096)
 
