@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragloom.retrieval.fusion import (
+    KEYWORD_FLOOR,
+    VECTOR_FLOOR,
     alpha_fusion,
     fuse_hybrid,
     normalize,
@@ -56,7 +58,12 @@ def test_weighted_alpha_extremes_follow_one_side() -> None:
 
 def test_normalize_methods() -> None:
     assert normalize([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
-    assert normalize([5.0, 5.0]) == [1.0, 1.0]
+    # No range: the contract scores stand instead of all becoming 1.
+    assert normalize([0.3, 0.3]) == [0.3, 0.3]
+    assert normalize([0.4]) == [0.4]
+    # With a floor (the no-evidence score) the range starts there.
+    assert normalize([0.8, 0.65], floor=0.5) == pytest.approx([1.0, 0.5])
+    assert normalize([0.5, 0.4], floor=0.5) == [0.0, 0.0]
     z = normalize([1.0, 2.0, 3.0], "zscore")
     assert z[1] == pytest.approx(0.5) and z[0] < 0.5 < z[2]
     assert normalize([0.3, 1.5], "none") == [0.3, 1.0]
@@ -74,7 +81,9 @@ def test_every_ranker_obeys_the_score_contract(
     for fused in (fuse_hybrid(vector, keyword, ranker="rrf", impact_factor=k),
                   fuse_hybrid(vector, keyword, ranker="weighted", alpha=alpha,
                               normalization=method)):  # type: ignore[arg-type]
-        assert {f.id for f in fused} == {i for i, _ in vector} | {i for i, _ in keyword}
+        # Keyword scores at the floor (0) are no match.
+        assert {f.id for f in fused} == ({i for i, _ in vector}
+                                         | {i for i, s in keyword if s > KEYWORD_FLOOR})
         assert all(0.0 <= f.score <= 1.0 for f in fused)
         assert [f.score for f in fused] == sorted((f.score for f in fused), reverse=True)
 
@@ -100,3 +109,71 @@ def test_single_blas_thread_limits_and_restores() -> None:
     with single_blas_thread():
         assert all(n == 1 for n in blas_threads())
     assert blas_threads() == before
+
+
+# ------------------------------------------------------------------ any list size
+WEIGHTED = {"ranker": "weighted", "alpha": 0.5, "depth": 100}
+
+
+@pytest.mark.parametrize("ranker", ["weighted", "rrf"])
+def test_empty_lists(ranker: str) -> None:
+    assert fuse_hybrid([], [], ranker=ranker, depth=100) == []
+    # One side empty: the weights are re-normalised, so the best match can reach 1.
+    vector_only = fuse_hybrid([("a", 0.8), ("b", 0.7)], [], ranker=ranker, depth=100)
+    assert [f.id for f in vector_only] == ["a", "b"]
+    assert vector_only[0].score == pytest.approx(1.0)
+    keyword_only = fuse_hybrid([], [("k", 0.2)], ranker=ranker, depth=100)
+    assert [(f.id, f.score) for f in keyword_only] == [("k", pytest.approx(1.0))]
+
+
+def test_a_single_result_is_measured_against_no_evidence() -> None:
+    # One vector match at the no-evidence score adds nothing, not 1.
+    at_floor = alpha_fusion([("a", VECTOR_FLOOR)], [("b", 0.3)], depth=100)
+    assert {f.id: f.score for f in at_floor} == {"b": pytest.approx(0.5), "a": 0.0}
+    # A single match above it counts in proportion to the list's best (itself).
+    weak = weighted_fusion([[("a", 0.6)]], [1.0], floors=[VECTOR_FLOOR], cut=[False])
+    assert weak[0].score == pytest.approx(1.0)
+    # Without a floor or a range (a plain list of one), the contract score stands.
+    assert weighted_fusion([[("a", 0.3)]], [1.0])[0].score == pytest.approx(0.3)
+
+
+def test_all_equal_scores_are_not_inflated_and_ties_follow_the_rule() -> None:
+    equal = [("b", 0.7), ("a", 0.7), ("c", 0.7)]
+    fused = weighted_fusion([equal], [1.0])
+    assert [f.score for f in fused] == pytest.approx([0.7, 0.7, 0.7])
+    # Equal scores: the better rank in the list wins, not the id.
+    assert [f.id for f in fused] == ["b", "a", "c"]
+    cut = alpha_fusion(equal, [], depth=3)  # a full list of ties: range from the floor
+    assert [f.score for f in cut] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_two_items_keyword_winner_is_not_a_coin_toss() -> None:
+    # Two chunks: the vector side barely prefers "b", only "a" holds the query word.
+    vector = [("b", 0.805), ("a", 0.800)]
+    keyword = [("a", 0.15)]
+    fused = fuse_hybrid(vector, keyword, **WEIGHTED)  # type: ignore[arg-type]
+    assert [f.id for f in fused] == ["a", "b"]
+    assert fused[0].score - fused[1].score > 0.3
+    # Both chunks hold the word, "a" twice as strongly: still "a".
+    both = fuse_hybrid(vector, [("a", 0.15), ("b", 0.08)], **WEIGHTED)  # type: ignore[arg-type]
+    assert [f.id for f in both] == ["a", "b"]
+
+
+def test_exact_ties_break_by_best_rank_then_input_scores() -> None:
+    # RRF: a is 1st and 2nd, b is 2nd and 1st: equal sums, equal best rank; a has the
+    # larger input scores.
+    fused = reciprocal_rank_fusion([[("b", 0.81), ("a", 0.80)], [("a", 0.30), ("b", 0.05)]])
+    assert fused[0].raw == pytest.approx(fused[1].raw)
+    assert [f.id for f in fused] == ["a", "b"]
+    # Best rank first: x is 1st somewhere, y only 2nd, same sums.
+    tie = weighted_fusion([[("x", 1.0), ("y", 0.5)], [("z", 1.0), ("y", 0.5)]], [1.0, 1.0],
+                          normalization="none")
+    assert [f.id for f in tie][:2] == ["x", "z"]
+
+
+def test_cut_lists_keep_plain_min_max() -> None:
+    # Lists as long as the depth asked were cut: their worst maps to 0 as before.
+    vector = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    keyword = [("c", 0.5), ("b", 0.3), ("a", 0.1)]
+    fused = {f.id: f.score for f in fuse_hybrid(vector, keyword, ranker="weighted", depth=3)}
+    assert fused == pytest.approx({"a": 0.5, "b": 0.5 * 0.5 + 0.5 * 0.5, "c": 0.5})

@@ -127,6 +127,14 @@ def test_threshold_and_top_k_mean_the_same_everywhere(store: Any, mode: str) -> 
     cut = everything.matches[len(everything.matches) // 2].score
     kept = search(store, embedder, "gene virus",
                   SearchOptions(mode=mode, top_k=50, score_threshold=cut)).matches  # type: ignore[arg-type]
+    if mode == "hybrid":
+        # In hybrid the threshold applies to each side before fusion: exactly the chunks
+        # that vector or keyword search with that threshold returns are fused.
+        sides = {m.chunk.id for side in ("vector", "keyword") for m in search(
+            store, embedder, "gene virus",
+            SearchOptions(mode=side, top_k=100, score_threshold=cut)).matches}  # type: ignore[arg-type]
+        assert kept and {m.chunk.id for m in kept} == sides
+        return
     assert kept and all(m.score >= cut for m in kept)
     assert [m.chunk.id for m in kept] == [m.chunk.id for m in everything.matches
                                           if m.score >= cut]

@@ -120,14 +120,14 @@ def test_auto_switches_on_the_third_query(db: Path, monkeypatch: pytest.MonkeyPa
     def no_fts(*args: object, **kwargs: object) -> None:
         raise AssertionError("FTS5 queried although the in-memory index was due")
 
-    for name in ("top", "best", "scores", "count"):
+    for name in ("rows", "scores", "count", "total"):
         monkeypatch.setattr(sqlite_module._Fts5Search, name, no_fts)
     for text in texts[2:]:
         got = store.keyword_query(text, filters=SOME)
         assert store.keyword_index_loaded
         monkeypatch.undo()
         assert_same(got, reference.keyword_query(text, filters=SOME))
-        for name in ("top", "best", "scores", "count"):
+        for name in ("rows", "scores", "count", "total"):
             monkeypatch.setattr(sqlite_module._Fts5Search, name, no_fts)
     assert store._keyword_builds == 1
 

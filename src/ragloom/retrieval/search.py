@@ -148,7 +148,14 @@ def _search(
         return SearchResult(_finish(_to_query_matches(dense, knowledge_base), options),
                             degraded=True, notice=notice)
     sparse = _keyword(store, query, depth, filters)
-    return SearchResult(_finish(fuse_matches(dense, sparse, options, knowledge_base), options))
+    fused = fuse_matches(dense, sparse, options, knowledge_base, depth=depth)
+    return SearchResult(fused[: options.top_k])
+
+
+def _passing(matches: list[VectorMatch], threshold: float | None) -> list[VectorMatch]:
+    if threshold is None:
+        return matches
+    return [m for m in matches if m.score >= threshold]
 
 
 def fuse_matches(
@@ -156,8 +163,19 @@ def fuse_matches(
     sparse: list[VectorMatch],
     options: SearchOptions,
     knowledge_base: str = "",
+    *,
+    depth: int | None = None,
 ) -> list[QueryMatch]:
-    """Vector and keyword matches fused by chunk id with the ranker ``options`` name."""
+    """Vector and keyword matches fused by chunk id with the ranker ``options`` name.
+
+    ``score_threshold`` applies to each side's contract scores before fusion, so it
+    means what it means in vector and keyword mode whatever the ranker: a chunk is
+    fused in from a side only if that side's search would have returned it.
+    ``depth`` is how many matches each side was asked for (see
+    :func:`~ragloom.retrieval.fusion.alpha_fusion`).
+    """
+    dense = _passing(dense, options.score_threshold)
+    sparse = _passing(sparse, options.score_threshold)
     chunks = {m.chunk.id: m.chunk for m in sparse}
     chunks.update({m.chunk.id: m.chunk for m in dense})
     fused = fuse_hybrid(
@@ -167,6 +185,7 @@ def fuse_matches(
         impact_factor=options.impact_factor,
         alpha=options.alpha,
         normalization=normalization_of(options),
+        depth=depth,
     )
     return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
                        knowledge_base=knowledge_base) for item in fused]

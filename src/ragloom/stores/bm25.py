@@ -1,97 +1,153 @@
-"""An in-memory BM25 index with incremental add and remove.
+"""An in-memory BM25 index with incremental add and remove, compact in memory.
 
-Scoring is SQLite FTS5's ``bm25()`` (``fts5_aux.c``), so the in-memory and SQLite
-stores rank alike and give the same raw scores::
+Scoring (the same on every store we ship; the SQLite store computes it from FTS5's
+own statistics, see :mod:`ragloom.stores.sqlite_keyword`)::
 
-    idf(t)   = ln((N - n(t) + 0.5) / (n(t) + 0.5)), or 1e-6 where that is <= 0
+    idf(t)   = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5))          (Lucene's, always > 0)
     score(d) = sum over query terms t of
                idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
 
-with k1 = 1.2 and b = 0.75, N the number of indexed texts, |d| the number of terms
-of d and avgdl their mean over the index. A term found in half the texts or more
-gets the 1e-6 floor: it still ranks the texts that hold it (by tf and length) but
-adds almost nothing to the score. A query term counts once per occurrence in the
-query, as FTS5 counts each phrase of its query. Terms come from
-:func:`ragloom.retrieval.tokenize.tokenize` (lower-cased, diacritics stripped,
-Porter-stemmed), the same analysis as the SQLite store's FTS5 table.
+with k1 = 1.2 and b = 0.75, N the number of indexed texts, n(t) those holding t, |d|
+the number of terms of d and avgdl their mean over the index. A query term counts
+once per occurrence in the query. Terms come from
+:func:`ragloom.retrieval.tokenize.tokenize`, FTS5's own analysis.
 
-Postings live in dicts so adds and removes are cheap; a term's postings are turned
-into NumPy arrays on first query after a change, so a query costs a few vector
-operations per term rather than a Python loop over every posting.
+Why not FTS5's idf, ``ln((N - n + 0.5) / (n + 0.5))``: it is 0 for a term in half the
+texts and negative beyond (FTS5 floors it at 1e-6), so in a small knowledge base a
+word found in one of two documents scores both 0. Lucene's stays positive and
+orders terms the same way.
+
+Layout: postings live in NumPy arrays, one block per term (CSR), 8 bytes a posting,
+plus a small delta of recent adds in per-term ``array``s. Removing a text only marks
+its slot dead (the counts skip dead slots); the delta and the dead postings are folded
+into a fresh block once they pass a quarter of it, so a change costs amortised time
+proportional to its size. No per-text term lists are kept.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.retrieval.tokenize import tokenize
+from ragloom.retrieval.tokenize import query_terms, tokenize
 
 K1 = 1.2
 B = 0.75
 #: FTS5's idf for terms found in half the texts or more (its formula gives <= 0 there).
 FTS5_IDF_FLOOR = 1e-6
+#: Pending postings folded into the blocks at once, at least.
+_MERGE_AT = 50_000
 
-_Arrays = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+FloatArray = npt.NDArray[np.float64]
+
+
+def lucene_idf(found: int, total: int) -> float:
+    """Lucene's BM25 idf: positive for any term found in the collection."""
+    return math.log(1.0 + (total - found + 0.5) / (found + 0.5))
+
+
+def fts5_idf(found: int, total: int) -> float:
+    """FTS5 bm25()'s idf, floored at 1e-6 where its formula gives <= 0."""
+    idf = math.log((total - found + 0.5) / (found + 0.5))
+    return idf if idf > 0.0 else FTS5_IDF_FLOOR
+
+
+def saturation(tfs: FloatArray, lengths: FloatArray, average: float) -> FloatArray:
+    """tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)), in FTS5 bm25()'s order
+    of operations (so it equals, bit for bit, what FTS5 multiplies its idf by)."""
+    norm = K1 * (1.0 - B + B * lengths / average)
+    return (tfs * (K1 + 1.0)) / (tfs + norm)
+
+
+def contributions(fts5_scores: FloatArray, found: int, total: int) -> FloatArray:
+    """One occurrence of a query term's share of the score, from the term's FTS5
+    ``bm25()`` values (FTS5's idf times :func:`saturation`): the idf swapped for
+    Lucene's. The in-memory index goes through the same two operations, so both
+    stores give bit-identical scores."""
+    fts = fts5_idf(found, total)
+    return lucene_idf(found, total) * (fts5_scores / fts)
+
+
+def ranked_top(
+    scores: dict[str, float] | Sequence[tuple[str, float]], top_k: int
+) -> list[tuple[str, float]]:
+    """The ``top_k`` best (id, score) pairs with score > 0, ties broken by id."""
+    items = scores.items() if isinstance(scores, dict) else scores
+    return sorted(((i, s) for i, s in items if s > 0.0), key=lambda p: (-p[1], p[0]))[:top_k]
 
 
 class BM25Index:
-    """BM25 over documents identified by string ids (chunk ids in the stores)."""
+    """BM25 over texts identified by string ids (chunk ids in the stores)."""
 
-    def __init__(
-        self,
-        *,
-        k1: float = K1,
-        b: float = B,
-        tokenizer: Callable[[str], list[str]] = tokenize,
-    ) -> None:
-        self.k1 = k1
-        self.b = b
+    def __init__(self, *, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
         self.tokenizer = tokenizer
         self._slot: dict[str, int] = {}
         self._ids: list[str | None] = []
-        self._free: list[int] = []
-        self._lengths = np.zeros(0, dtype=np.float64)
-        self._terms: dict[int, Counter[str]] = {}
-        self._postings: dict[str, dict[int, int]] = {}
-        self._arrays: dict[str, _Arrays] = {}
+        self._lengths: npt.NDArray[Any] = np.zeros(0, dtype=np.int32)
+        self._alive: npt.NDArray[Any] = np.zeros(0, dtype=bool)
+        self._distinct: npt.NDArray[Any] = np.zeros(0, dtype=np.int32)  # terms per slot
         self._total_length = 0
+        self._term_id: dict[str, int] = {}
+        # The block: postings of term i at [offsets[i], offsets[i + 1]).
+        self._offsets = np.zeros(1, dtype=np.int64)
+        self._slots: npt.NDArray[Any] = np.zeros(0, dtype=np.int32)
+        self._tfs: npt.NDArray[Any] = np.zeros(0, dtype=np.uint16)
+        self._delta: dict[int, tuple[array[int], array[int]]] = {}
+        self._pending = 0  # postings in the delta
+        self._dead = 0  # postings of removed texts still in the block or delta
 
     def __len__(self) -> int:
         return len(self._slot)
 
-    def __contains__(self, item: str) -> bool:
+    def __contains__(self, item: object) -> bool:
         return item in self._slot
+
+    @property
+    def postings(self) -> int:
+        """Postings held, dead ones included (what the memory is spent on)."""
+        return int(self._slots.shape[0]) + self._pending
 
     # -------------------------------------------------------------------- upkeep
     def add(self, items: Iterable[tuple[str, str]]) -> None:
         """Index (id, text) pairs; an id already present is replaced."""
+        term_id = self._term_id
         for item_id, text in items:
             if item_id in self._slot:
                 self.remove([item_id])
             counts = Counter(self.tokenizer(text))
-            slot = self._free.pop() if self._free else self._new_slot()
-            self._slot[item_id] = slot
-            self._ids[slot] = item_id
-            self._terms[slot] = counts
+            slot = self._new_slot(item_id)
             length = sum(counts.values())
             self._lengths[slot] = length
+            self._distinct[slot] = len(counts)
             self._total_length += length
             for term, tf in counts.items():
-                self._postings.setdefault(term, {})[slot] = tf
-                self._arrays.pop(term, None)
+                tid = term_id.get(term)
+                if tid is None:
+                    tid = term_id[term] = len(term_id)
+                pair = self._delta.get(tid)
+                if pair is None:
+                    pair = self._delta[tid] = (array("i"), array("I"))
+                pair[0].append(slot)
+                pair[1].append(tf)
+            self._pending += len(counts)
+        self._maybe_merge()
 
-    def _new_slot(self) -> int:
+    def _new_slot(self, item_id: str) -> int:
         slot = len(self._ids)
-        self._ids.append(None)
+        self._ids.append(item_id)
+        self._slot[item_id] = slot
         if slot >= self._lengths.shape[0]:
-            grown = np.zeros(max(16, int(slot * 1.5) + 1), dtype=np.float64)
-            grown[: self._lengths.shape[0]] = self._lengths
-            self._lengths = grown
+            size = max(64, int(slot * 1.5) + 1)
+            self._lengths = _grown(self._lengths, size)
+            self._alive = _grown(self._alive, size)
+            self._distinct = _grown(self._distinct, size)
+        self._alive[slot] = True
         return slot
 
     def remove(self, ids: Iterable[str]) -> int:
@@ -100,35 +156,89 @@ class BM25Index:
             slot = self._slot.pop(item_id, None)
             if slot is None:
                 continue
-            for term in self._terms.pop(slot):
-                postings = self._postings[term]
-                del postings[slot]
-                if not postings:
-                    del self._postings[term]
-                self._arrays.pop(term, None)
-            self._total_length -= int(self._lengths[slot])
-            self._lengths[slot] = 0.0
+            self._alive[slot] = False
             self._ids[slot] = None
-            self._free.append(slot)
+            self._total_length -= int(self._lengths[slot])
+            self._dead += int(self._distinct[slot])
             removed += 1
+        if removed:
+            self._maybe_merge()
         return removed
 
+    def _maybe_merge(self) -> None:
+        if self._pending + self._dead > max(_MERGE_AT, self._slots.shape[0] // 4):
+            self.compact()
+
+    def compact(self) -> None:
+        """Fold the delta into the block, drop dead postings, slots and unused terms."""
+        size = len(self._ids)
+        counts = np.diff(self._offsets)
+        tids = np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)
+        parts_t, parts_s, parts_f = [tids], [self._slots], [self._tfs.astype(np.uint32)]
+        for tid, (slots, tfs) in self._delta.items():
+            parts_t.append(np.full(len(slots), tid, dtype=np.int32))
+            parts_s.append(np.frombuffer(slots, dtype=np.int32))
+            parts_f.append(np.frombuffer(tfs, dtype=np.uint32))
+        all_t, all_s, all_f = (np.concatenate(parts) for parts in (parts_t, parts_s, parts_f))
+        del parts_t, parts_s, parts_f
+        keep = self._alive[all_s]
+        all_t, all_s, all_f = all_t[keep], all_s[keep], all_f[keep]
+        # New slots: the living ones, in order.
+        alive = self._alive[:size]
+        renumber = np.cumsum(alive, dtype=np.int64) - 1
+        all_s = renumber[all_s].astype(np.int32)
+        kept: list[str] = [i for i in self._ids if i is not None]
+        self._slot = {item_id: n for n, item_id in enumerate(kept)}
+        self._ids = list(kept)
+        living = len(kept)
+        self._lengths = self._lengths[:size][alive].copy()
+        self._distinct = self._distinct[:size][alive].copy()
+        self._alive = np.ones(living, dtype=bool)
+        # New term ids: the terms still used, keeping their order.
+        per_term = np.bincount(all_t, minlength=len(self._term_id))
+        used = per_term > 0
+        new_tid = np.cumsum(used, dtype=np.int64) - 1
+        self._term_id = {term: int(new_tid[tid]) for term, tid in self._term_id.items()
+                         if used[tid]}
+        all_t = new_tid[all_t]
+        order = np.lexsort((all_s, all_t))
+        self._slots = all_s[order]
+        tf_type = np.uint16 if all_f.size == 0 or int(all_f.max()) <= 0xFFFF else np.uint32
+        self._tfs = all_f[order].astype(tf_type)
+        self._offsets = np.zeros(int(used.sum()) + 1, dtype=np.int64)
+        np.cumsum(per_term[used], out=self._offsets[1:])
+        self._delta = {}
+        self._pending = 0
+        self._dead = 0
+
     # -------------------------------------------------------------------- search
-    def _term_arrays(self, term: str) -> _Arrays:
-        arrays = self._arrays.get(term)
-        if arrays is None:
-            postings = self._postings[term]
-            slots = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
-            tfs = np.fromiter(postings.values(), dtype=np.float64, count=len(postings))
-            arrays = (slots, tfs)
-            self._arrays[term] = arrays
-        return arrays
+    def _postings(self, term: str) -> tuple[npt.NDArray[Any], FloatArray]:
+        """Slots holding ``term`` (living ones) and its frequency in each."""
+        tid = self._term_id.get(term)
+        if tid is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+        parts_s: list[npt.NDArray[Any]] = []
+        parts_f: list[npt.NDArray[Any]] = []
+        if tid + 1 < self._offsets.shape[0]:
+            start, end = int(self._offsets[tid]), int(self._offsets[tid + 1])
+            parts_s.append(self._slots[start:end])
+            parts_f.append(self._tfs[start:end])
+        pair = self._delta.get(tid)
+        if pair is not None:
+            parts_s.append(np.frombuffer(pair[0], dtype=np.int32))
+            parts_f.append(np.frombuffer(pair[1], dtype=np.uint32))
+        slots = np.concatenate(parts_s) if len(parts_s) != 1 else parts_s[0]
+        tfs = np.concatenate(parts_f) if len(parts_f) != 1 else parts_f[0]
+        living = self._alive[slots]
+        return slots[living], tfs[living].astype(np.float64)
+
+    def document_frequency(self, term: str) -> int:
+        return int(self._postings(term)[0].shape[0])
 
     def idf(self, term: str) -> float:
-        n = len(self._postings.get(term, ()))
-        total = len(self._slot)
-        idf = math.log((total - n + 0.5) / (n + 0.5))
-        return idf if idf > 0.0 else FTS5_IDF_FLOOR
+        """Lucene's idf of a (stemmed) term; 0 for a term no text holds."""
+        found = self.document_frequency(term)
+        return lucene_idf(found, len(self._slot)) if found else 0.0
 
     def search(
         self, text: str, top_k: int, allowed: Sequence[str] | None = None
@@ -136,20 +246,22 @@ class BM25Index:
         """The ``top_k`` best (id, BM25) pairs with BM25 > 0; ties break by id."""
         if top_k <= 0 or not self._slot:
             return []
-        terms = [term for term in self.tokenizer(text) if term in self._postings]
-        if not terms:
+        total = len(self._slot)
+        average = self._total_length / total or 1.0
+        scores: FloatArray | None = None
+        for term, _word, repeats in query_terms(text):
+            slots, tfs = self._postings(term)
+            if slots.shape[0] == 0:
+                continue
+            if scores is None:
+                scores = np.zeros(len(self._ids), dtype=np.float64)
+            fts5 = fts5_idf(slots.shape[0], total) * saturation(
+                tfs, self._lengths[slots].astype(np.float64), average)
+            share = contributions(fts5, slots.shape[0], total)
+            for _ in range(repeats):  # once per occurrence, as the SQLite store adds them
+                scores[slots] += share
+        if scores is None:
             return []
-        scores = np.zeros(len(self._ids), dtype=np.float64)
-        lengths = self._lengths[: len(self._ids)]
-        average = self._total_length / len(self._slot) or 1.0
-        for term, repeats in Counter(terms).items():
-            slots, tfs = self._term_arrays(term)
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[slots] / average)
-            # Same operations, in the same order, as FTS5's bm25() so both stores agree
-            # to the last bits; a repeated term is added once per occurrence, as there.
-            contribution = self.idf(term) * ((tfs * (self.k1 + 1.0)) / (tfs + norm))
-            for _ in range(repeats):
-                scores[slots] += contribution
         if allowed is not None:
             mask = np.zeros(len(self._ids), dtype=bool)
             rows = [self._slot[i] for i in allowed if i in self._slot]
@@ -157,12 +269,15 @@ class BM25Index:
             scores[~mask] = 0.0
         candidates = np.flatnonzero(scores > 0.0)
         if candidates.size > top_k:
-            # A little over top_k so ties at the cut-off can still be broken by id.
+            # Everything tied with the k-th best stays, so ties can be broken by id.
             keep = np.argpartition(-scores[candidates], top_k - 1)[:top_k]
             threshold = scores[candidates[keep]].min()
             candidates = candidates[scores[candidates] >= threshold]
-        ranked = sorted(
-            ((self._ids[slot] or "", float(scores[slot])) for slot in candidates.tolist()),
-            key=lambda pair: (-pair[1], pair[0]),
-        )
-        return ranked[:top_k]
+        return ranked_top([(self._ids[slot] or "", float(scores[slot]))
+                           for slot in candidates.tolist()], top_k)
+
+
+def _grown(values: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
+    grown = np.zeros(size, dtype=values.dtype)
+    grown[: values.shape[0]] = values
+    return grown

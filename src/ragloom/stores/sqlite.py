@@ -57,12 +57,13 @@ from ragloom.errors import (
 )
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.ann import AnnSettings, sidecar_path
 from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
-from ragloom.stores.sqlite_filters import compile_filters, fts_phrases
+from ragloom.stores.sqlite_filters import compile_filters
 from ragloom.stores.sqlite_keyword import (
     AUTO_KEYWORD_INDEX_AFTER,
     KEYWORD_INDEX_MODES,
@@ -89,7 +90,7 @@ from ragloom.stores.sqlite_schema import (
     ids_json,
     to_json,
 )
-from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
+from ragloom.types import Document, Embedding, TextChunk, VectorEntry, VectorMatch
 
 _STORE = "SqliteVectorStore"
 
@@ -627,8 +628,8 @@ class SqliteVectorStore:
         chunk id. ``raw_score`` is the (positive) BM25 value. The in-memory keyword
         index, once built (see ``keyword_index``), gives the same matches and scores.
         """
-        phrases = [phrase for phrase, repeats in fts_phrases(text) for _ in range(repeats)]
-        if not phrases or top_k <= 0:
+        terms = query_terms(text)
+        if not terms or top_k <= 0:
             return []
         if self._wants_keyword_index():
             self._build_keyword_index(wait=False)
@@ -636,12 +637,12 @@ class SqliteVectorStore:
             if self._cid is None:
                 return []
             if self._memory.index is not None:
-                return self._memory_keyword_query(conn, self._memory.index, phrases, top_k,
+                return self._memory_keyword_query(conn, self._memory.index, text, top_k,
                                                   filters)
             where, params = (compile_filters(filters, "c.metadata") if filters is not None
                              else ("", []))
             search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
-            rows = self._fts.ranked(search, phrases, top_k,
+            rows = self._fts.ranked(search, terms, top_k,
                                     (self._cid or 0, self._generation or 0))
             chunks = self._fetch_rows(conn, [rowid for rowid, _ in rows])
         best = sorted(((chunks[rowid], value) for rowid, value in rows if rowid in chunks),
@@ -649,7 +650,7 @@ class SqliteVectorStore:
         return keyword_matches(best)
 
     def _memory_keyword_query(
-        self, conn: sqlite3.Connection, index: BM25Index, phrases: Sequence[str], top_k: int,
+        self, conn: sqlite3.Connection, index: BM25Index, text: str, top_k: int,
         filters: MetadataFilters | None,
     ) -> list[VectorMatch]:
         """:meth:`keyword_query` on the in-memory index (under ``_lock``, synced)."""
@@ -659,9 +660,7 @@ class SqliteVectorStore:
             rows = conn.execute(f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
                                 [self._cid, *params])
             allowed = [row[0] for row in rows]
-        # The FTS path's words, repeats and cap included; the index's tokenizer analyses
-        # them as FTS5's does.
-        hits = index.search(" ".join(phrase.strip('"') for phrase in phrases), top_k, allowed)
+        hits = index.search(text, top_k, allowed)
         chunks = self._fetch(conn, [chunk_id for chunk_id, _ in hits])
         return keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
                                  if chunk_id in chunks])
@@ -747,22 +746,6 @@ class SqliteVectorStore:
             row = conn.execute("SELECT COUNT(*) FROM chunks WHERE collection_id = ?",
                                (self._cid,)).fetchone()
             return int(row[0])
-
-    def export_entries(self, batch_size: int = 1000) -> Iterator[list[VectorEntry]]:
-        """Every chunk with its vector, in batches, in insertion order (``ragloom migrate``)."""
-        after = -1
-        while True:
-            with self._lock, self._read() as conn:
-                if self._cid is None:
-                    return
-                rows = conn.execute(
-                    f"SELECT pk, vector, {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? "
-                    "AND pk > ? ORDER BY pk LIMIT ?", (self._cid, after, batch_size)).fetchall()
-            if not rows:
-                return
-            after = rows[-1][0]
-            yield [VectorEntry(chunk=self._chunk(row[2:]), embedding=Vector(
-                np.frombuffer(row[1], dtype=VECTOR_DTYPE).astype(np.float32))) for row in rows]
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""

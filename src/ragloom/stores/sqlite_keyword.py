@@ -1,32 +1,34 @@
 """Keyword search for the SQLite store: BM25 on FTS5, and the in-memory copy's upkeep.
 
 :class:`Fts5Search` runs FTS5 statements over one collection's text index;
-:class:`Fts5Ranker` picks the ``top_k`` best rows with them, splitting the query words
-into selective and frequent ones so that frequent words do not make FTS5 score most of
-the collection. :class:`KeywordCopy` holds a store object's in-memory copy of the text
-index (a :class:`~ragloom.stores.bm25.BM25Index`) with the counts that decide when it
-is built; the store builds it, since that needs its lock and a snapshot of its chunks.
+:class:`Fts5Ranker` picks the ``top_k`` best rows with them. Scores are those of
+:mod:`ragloom.stores.bm25` (Lucene's idf), computed from FTS5's own statistics: a
+one-word FTS5 query's ``bm25()`` is FTS5's idf times the word's term-frequency part
+for each row, so dividing FTS5's idf out and multiplying Lucene's in gives the
+row's share, with the same floating-point operations as the in-memory index.
+:class:`KeywordCopy` holds a store object's in-memory copy of the text index (a
+:class:`~ragloom.stores.bm25.BM25Index`) with the counts that decide when it is
+built; the store builds it, since that needs its lock and a snapshot of its chunks.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
 
 from ragloom.retrieval.scores import bm25_to_score
-from ragloom.stores.bm25 import FTS5_IDF_FLOOR, K1, BM25Index
+from ragloom.stores.bm25 import K1, BM25Index, contributions, lucene_idf
 from ragloom.types import TextChunk, VectorEntry, VectorMatch
 
 #: Rows fetched past ``top_k`` so that ties at the cut-off are seen and broken by id.
 _TIE_ROOM = 16
-#: Phrases whose match counts are remembered per collection generation.
+#: Words whose match counts are remembered per collection generation.
 _COUNT_CACHE_SIZE = 50_000
 
 KeywordIndexMode = Literal["auto", "fts", "memory"]
@@ -41,12 +43,16 @@ KEYWORD_INDEX_MODES: tuple[str, ...] = get_args(KeywordIndexMode)
 AUTO_KEYWORD_INDEX_AFTER = 3
 
 
+def phrase(word: str) -> str:
+    """An FTS5 MATCH phrase for one folded word (quoted: operators are plain words)."""
+    return '"' + word.replace('"', '""') + '"'
+
+
 class Fts5Search:
     """FTS5 statements over one collection's text index, optionally filtered by metadata.
 
     ``fts`` is ``fts_<integer id>`` and ``where`` SQL compiled from filters, never user
-    text; phrases and filter values travel as bound parameters. Scores are FTS5's
-    ``-bm25()``: positive, higher is better.
+    text; words and filter values travel as bound parameters.
     """
 
     def __init__(
@@ -57,62 +63,43 @@ class Fts5Search:
         self.where = where
         self.params = list(params)
 
-    def top(
-        self, match: str, limit: int | None, *, at_least: float | None = None,
-        by_id: bool = False,
-    ) -> list[tuple[int, float]]:
-        """The best (rowid, BM25) pairs for an FTS5 ``match`` expression, best first.
-
-        At most ``limit`` (``None``: no limit), only scores >= ``at_least`` if given;
-        ``by_id`` breaks ties by chunk id in SQL (at the cost of a join per row).
-        """
+    def rows(self, word: str) -> list[tuple[int, float]]:
+        """(rowid, FTS5 bm25) of every row holding ``word`` that the filters allow."""
         fts = self.fts
-        sql = f"SELECT {fts}.rowid, -bm25({fts}) AS s FROM {fts} "
-        params: list[object] = [match]
-        if self.where or by_id:
-            sql += f"JOIN chunks AS c ON c.pk = {fts}.rowid WHERE {fts} MATCH ? "
-        else:
-            sql += f"WHERE {fts} MATCH ? "
-        if at_least is not None:
-            sql += f"AND -bm25({fts}) >= ? "
-            params.append(at_least)
+        sql = f"SELECT {fts}.rowid, -bm25({fts}) FROM {fts} "
+        params: list[object] = [phrase(word)]
         if self.where:
-            sql += f"AND {self.where} "
+            sql += (f"JOIN chunks AS c ON c.pk = {fts}.rowid WHERE {fts} MATCH ? "
+                    f"AND {self.where}")
             params.extend(self.params)
-        sql += "ORDER BY s DESC, c.id" if by_id else "ORDER BY s DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        else:
+            sql += f"WHERE {fts} MATCH ?"
         return [(int(rowid), float(value)) for rowid, value in self.conn.execute(sql, params)]
 
-    def best(self, match: str, top_k: int) -> list[tuple[int, float]]:
-        """The ``top_k`` best rows and any rows tied with the last of them."""
-        limit = top_k + _TIE_ROOM
-        rows = self.top(match, limit)
-        if len(rows) == limit and rows[-1][1] == rows[top_k - 1][1]:
-            # Ties reach past the rows fetched: let SQLite break them by chunk id.
-            rows = self.top(match, top_k, at_least=rows[top_k - 1][1], by_id=True)
-        return rows
-
-    def scores(self, match: str, rowids: Iterable[int]) -> list[tuple[int, float]]:
-        """(rowid, BM25) for ``match`` on those of these rows that it matches."""
+    def scores(self, word: str, rowids: Iterable[int]) -> list[tuple[int, float]]:
+        """(rowid, FTS5 bm25) for ``word`` on those of these rows that hold it."""
         fts = self.fts
         # The unary + keeps the rowid test out of FTS5's query plan: offered to FTS5, it
         # would run the MATCH (and bm25's idf lookups) once per rowid.
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? "
             "AND +rowid IN (SELECT value FROM json_each(?))",
-            (match, json.dumps(list(rowids))))
+            (phrase(word), json.dumps(list(rowids))))
         return [(int(rowid), float(value)) for rowid, value in rows]
 
-    def count(self, phrase: str) -> int:
-        """How many rows of the whole collection match ``phrase``."""
+    def count(self, word: str) -> int:
+        """How many rows of the whole collection hold ``word`` (n in the idf)."""
         sql = f"SELECT COUNT(*) FROM {self.fts} WHERE {self.fts} MATCH ?"
-        return int(self.conn.execute(sql, (phrase,)).fetchone()[0])
+        return int(self.conn.execute(sql, (phrase(word),)).fetchone()[0])
 
+    def total(self) -> int:
+        """How many rows the text index holds (N in the idf)."""
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM {self.fts}_docsize").fetchone()[0])
 
-def _any(phrases: Sequence[str]) -> str:
-    return "(" + " OR ".join(phrases) + ")"
+    def chunk_ids(self, rowids: Iterable[int]) -> dict[int, str]:
+        return dict(self.conn.execute(
+            "SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
+            "ON c.pk = j.value", (json.dumps(list(rowids)),)))
 
 
 def keyword_matches(best: Sequence[tuple[TextChunk, float]]) -> list[VectorMatch]:
@@ -122,11 +109,32 @@ def keyword_matches(best: Sequence[tuple[TextChunk, float]]) -> list[VectorMatch
             for (chunk, value), score in zip(best, bm25_to_score(raw), strict=True)]
 
 
+@dataclass
+class _Term:
+    """One query term while ranking: its counts and the shares found so far."""
+
+    term: str
+    word: str
+    repeats: int
+    found: int
+    idf: float
+    # rowid -> this term's share of the score; ``complete`` once every row holding the
+    # term (and passing the filters) is in, else only for the rows in ``asked``.
+    shares: dict[int, float]
+    asked: set[int]
+    complete: bool = False
+
+    @property
+    def bound(self) -> float:
+        """More than the term can add to any row: a share stays below idf * (k1 + 1)."""
+        return self.repeats * self.idf * (K1 + 1.0)
+
+
 class Fts5Ranker:
     """BM25 ranking on FTS5 for one store object.
 
-    The phrase and row counts the selective/frequent split needs are cached per
-    ``stamp``, the collection's (id, generation): any write changes the stamp.
+    The counts the idf needs are cached per ``stamp``, the collection's (id,
+    generation): any write changes the stamp.
     """
 
     def __init__(self) -> None:
@@ -134,121 +142,116 @@ class Fts5Ranker:
         self._counts: tuple[tuple[int, int], dict[str, int]] = ((0, 0), {})
 
     def ranked(
-        self, search: Fts5Search, phrases: Sequence[str], top_k: int, stamp: tuple[int, int]
+        self, search: Fts5Search, terms: Sequence[tuple[str, str, int]], top_k: int,
+        stamp: tuple[int, int],
     ) -> list[tuple[int, float]]:
-        """(rowid, BM25) pairs holding the ``top_k`` best rows (ties broken by chunk id)."""
-        rows = self._bm25(search, phrases, top_k, stamp)
-        if len(rows) > 2 * top_k + _TIE_ROOM:
-            # Many ties: rank by chunk id first and read only the winners' rows.
-            ids = dict(search.conn.execute(
-                "SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
-                "ON c.pk = j.value", (json.dumps([rowid for rowid, _ in rows]),)))
-            rows = sorted((row for row in rows if row[0] in ids),
-                          key=lambda row: (-row[1], ids[row[0]]))[:top_k]
-        return rows
+        """(rowid, BM25) pairs holding the ``top_k`` best rows and the rows tied with
+        them; ``terms`` as :func:`~ragloom.retrieval.tokenize.query_terms` gives them.
 
-    def _bm25(
-        self, search: Fts5Search, phrases: Sequence[str], top_k: int, stamp: tuple[int, int]
-    ) -> list[tuple[int, float]]:
-        """(rowid, BM25) pairs holding the ``top_k`` best rows and the rows tied with them.
-
-        The scores are those of one FTS5 query OR-ing every phrase, but that query
-        scores every row holding any phrase, and frequent words are in most rows while
-        weighing little (FTS5 floors the idf of words in half the rows or more at 1e-6).
-        So the selective phrases pick the candidates first, as in max-score query
-        evaluation: a phrase adds less than idf * (k1 + 1) to any row, so rows further
-        than the frequent phrases' total below the k-th best by the selective phrases
-        cannot reach the top. The candidates' full scores then come from a query that
-        matches only rows holding both kinds. Any doubt falls back to the one query.
+        Max-score evaluation: every row holding one of the *selective* terms (the
+        rarest, enough of them to fill ``top_k``) is a candidate; the frequent terms
+        are looked up on the candidates only. A row holding none of the selective terms
+        scores less than the frequent terms' bounds together, so once the k-th best
+        candidate reaches that sum nothing else can enter; until then the next rarest
+        term joins the selective ones.
         """
-        everything = _any(phrases)
-        split = self._split(search, phrases, top_k, stamp)
-        if split is None:
-            return search.best(everything, top_k)
-        selective, frequent, margin = split
-        limit = top_k + _TIE_ROOM
-        rows = search.top(_any(selective), limit)
-        if not rows:
-            return search.best(everything, top_k)
-        cut = rows[min(top_k, len(rows)) - 1][1]
-        # The full query sums the same terms in another order; the slack covers that.
-        slack = 1e-9 * max(cut, 1.0)
-        if cut <= margin + slack:
-            # Rows with frequent words only could outscore these.
-            return search.best(everything, top_k)
-        lowest = cut - margin - slack
-        if len(rows) == limit and rows[-1][1] >= lowest:
-            rows = search.top(_any(selective), None, at_least=lowest)
-        candidates = {rowid: value for rowid, value in rows if value >= lowest}
-        # Each phrase appears as often as in the query, so repeats count each time; a
-        # candidate without a frequent phrase keeps its score (they add 0 there).
-        candidates.update(search.scores(f"{_any(frequent)} AND {_any(selective)}", candidates))
-        result = list(candidates.items())
-        if len(rows) < top_k:
-            # Every row with a selective phrase is in and outranks the rows with frequent
-            # phrases only; the best of those fill the remaining places.
-            result += search.best(f"{everything} NOT {_any(selective)}", top_k - len(rows))
-        return result
+        total = self._rows(search, stamp)
+        counts = self._word_counts(search, {word for _, word, _ in terms}, stamp)
+        known = [_Term(term, word, repeats, counts[word], lucene_idf(counts[word], total), {},
+                       set()) for term, word, repeats in terms if counts[word] > 0]
+        if not known:
+            return []
+        order = sorted(known, key=lambda item: (item.found, item.term))
+        selective, covered = 0, 0
+        while selective < len(order) and covered < top_k + _TIE_ROOM:
+            covered += order[selective].found
+            selective += 1
+        while True:
+            for item in order[:selective]:
+                if not item.complete:
+                    rows = search.rows(item.word)
+                    item.shares = self._shares(rows, item, total)
+                    item.complete = True
+            frequent = order[selective:]
+            candidates = set().union(*(item.shares.keys() for item in order[:selective]))
+            margin = sum(item.bound for item in frequent)
+            if frequent:
+                candidates = self._prune(candidates, known, top_k, margin)
+                for item in frequent:
+                    missing = candidates - item.asked
+                    if missing:
+                        item.shares.update(self._shares(search.scores(item.word, missing),
+                                                        item, total))
+                        item.asked |= missing
+            scores = {row: _score(row, known) for row in candidates}
+            best = sorted(scores.values(), reverse=True)
+            if not frequent or (len(best) >= top_k and best[top_k - 1] >= margin):
+                return _with_ties(search, scores, top_k)
+            selective += 1
 
-    def _split(
-        self, search: Fts5Search, phrases: Sequence[str], top_k: int, stamp: tuple[int, int]
-    ) -> tuple[list[str], list[str], float] | None:
-        """(selective, frequent, margin): phrases (repeats kept) split for :meth:`_bm25`.
+    @staticmethod
+    def _shares(rows: list[tuple[int, float]], item: _Term, total: int) -> dict[int, float]:
+        values = contributions(np.array([value for _, value in rows], dtype=np.float64),
+                               item.found, total)
+        return {rowid: float(share) for (rowid, _), share in zip(rows, values, strict=True)}
 
-        ``margin`` bounds what the frequent phrases add to a row. Floored phrases are
-        always frequent; others while the margin stays well under an estimate of the
-        k-th best score and the selective phrases' rows can fill ``top_k``. None when
-        no phrase is frequent.
-        """
-        counts = self._phrase_counts(search, set(phrases), stamp)
-        total = self._fts_rows(search.conn, search.fts, stamp)
-        weights: dict[str, float] = {}
-        for phrase, found in counts.items():
-            idf = math.log((total - found + 0.5) / (found + 0.5))
-            weights[phrase] = idf if idf > 0.0 else FTS5_IDF_FLOOR
-        repeats = Counter(phrases)
-        ordered = sorted(repeats, key=lambda phrase: (weights[phrase], phrase))
-        # Roughly the k-th best score: one occurrence, in a row of average length, of
-        # the phrase at which the most selective phrases' rows add up to top_k.
-        estimate, found = 0.0, 0
-        for phrase in reversed(ordered):
-            estimate, found = weights[phrase], found + counts[phrase]
-            if found >= top_k + _TIE_ROOM:
-                break
-        best: int | None = None
-        margin = 0.0
-        for i in range(1, len(ordered)):
-            margin += repeats[ordered[i - 1]] * weights[ordered[i - 1]] * (K1 + 1.0)
-            floored = weights[ordered[i - 1]] == FTS5_IDF_FLOOR
-            fills = sum(counts[phrase] for phrase in ordered[i:]) >= top_k + _TIE_ROOM
-            if not (floored or (margin < 0.25 * estimate and fills)):
-                break
-            best = i
-        if best is None:
-            return None
-        frequent = set(ordered[:best])
-        margin = sum(repeats[phrase] * weights[phrase] for phrase in frequent) * (K1 + 1.0)
-        return ([phrase for phrase in phrases if phrase not in frequent],
-                [phrase for phrase in phrases if phrase in frequent], margin)
+    @staticmethod
+    def _prune(candidates: set[int], known: Sequence[_Term], top_k: int,
+               margin: float) -> set[int]:
+        """Candidates that could still reach the top: at most ``margin`` below the k-th
+        best score from the terms known for every candidate."""
+        partial = {row: _score(row, [t for t in known if t.complete]) for row in candidates}
+        if len(partial) <= top_k:
+            return candidates
+        kth = sorted(partial.values(), reverse=True)[top_k - 1]
+        floor = kth - margin - 1e-9 * max(kth, 1.0)
+        return {row for row, value in partial.items() if value >= floor}
 
-    def _phrase_counts(
-        self, search: Fts5Search, phrases: set[str], stamp: tuple[int, int]
+    def _word_counts(
+        self, search: Fts5Search, words: set[str], stamp: tuple[int, int]
     ) -> dict[str, int]:
-        """How many rows match each phrase (n in its idf), cached per generation."""
         if self._counts[0] != stamp or len(self._counts[1]) > _COUNT_CACHE_SIZE:
             self._counts = (stamp, {})
         known = self._counts[1]
-        for phrase in phrases:
-            if phrase not in known:
-                known[phrase] = search.count(phrase)
-        return {phrase: known[phrase] for phrase in phrases}
+        for word in words:
+            if word not in known:
+                known[word] = search.count(word)
+        return {word: known[word] for word in words}
 
-    def _fts_rows(self, conn: sqlite3.Connection, fts: str, stamp: tuple[int, int]) -> int:
-        """How many rows the text index holds (N in BM25), cached per generation."""
+    def _rows(self, search: Fts5Search, stamp: tuple[int, int]) -> int:
         if self._total is None or self._total[0] != stamp:
-            total = conn.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0]
-            self._total = (stamp, int(total))
+            self._total = (stamp, search.total())
         return self._total[1]
+
+
+def _score(row: int, terms: Sequence[_Term]) -> float:
+    """A row's BM25: the terms' shares in query order, once per occurrence, as the
+    in-memory index adds them (so the sums are bit-identical)."""
+    score = 0.0
+    for item in terms:
+        share = item.shares.get(row)
+        if share is not None:
+            for _ in range(item.repeats):
+                score += share
+    return score
+
+
+def _with_ties(
+    search: Fts5Search, scores: dict[int, float], top_k: int
+) -> list[tuple[int, float]]:
+    """The ``top_k`` best rows and the rows tied with the last of them; with many
+    ties, the ``top_k`` best with ties broken by chunk id (reading ids, not chunks)."""
+    ranked = sorted(((row, value) for row, value in scores.items() if value > 0.0),
+                    key=lambda pair: -pair[1])
+    if len(ranked) <= top_k:
+        return ranked
+    cut = ranked[top_k - 1][1]
+    ranked = [pair for pair in ranked if pair[1] >= cut]
+    if len(ranked) > 2 * top_k + _TIE_ROOM:
+        ids = search.chunk_ids(row for row, _ in ranked)
+        ranked = sorted((pair for pair in ranked if pair[0] in ids),
+                        key=lambda pair: (-pair[1], ids[pair[0]]))[:top_k]
+    return ranked
 
 
 class KeywordCopy:
