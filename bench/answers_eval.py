@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "test"), default=None)
     parser.add_argument("--llm", default=DEFAULT_MODEL)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--every", type=int, default=1,
+                        help="Ask every Nth question only (a spread-out sample; the "
+                        "pipeline before grounding writes up to 256 tokens per answer).")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--no-save", action="store_true")
     args = parser.parse_args()
@@ -63,6 +66,7 @@ def main() -> None:
     questions = load_questions(QUESTIONS)
     if args.split:
         questions = [q for q in questions if q.split == args.split]
+    questions = questions[:: args.every]
     questions = questions[: args.limit] if args.limit else questions
     model = make_model(args.llm)
     with tempfile.TemporaryDirectory(prefix="ragloom-answers-") as scratch:
@@ -71,11 +75,8 @@ def main() -> None:
                                        embedder=DEFAULT_EMBEDDER)
         ingest_seconds = time.perf_counter() - started
         options = SearchOptions(mode="hybrid", top_k=3)
-        extra: dict[str, Any] = {"grounded": False} if args.pipeline == "before" else {}
-        import inspect
-        if "grounded" not in inspect.signature(NaiveRag).parameters:
-            extra = {}
-        rag = NaiveRag(knowledge_base, model, search=options, **extra)
+        rag = NaiveRag(knowledge_base, model, search=options,
+                       grounded=args.pipeline == "after")
         rag.query("warm-up: how long is the lunch break?")
 
         def show(score: AnswerScore) -> None:
@@ -96,7 +97,7 @@ def main() -> None:
         return
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    saved[args.pipeline] = {"llm": args.llm, "embedder": DEFAULT_EMBEDDER,
+    saved[args.pipeline] = {"llm": args.llm, "embedder": DEFAULT_EMBEDDER, "every": args.every,
                             "ingest_seconds": round(ingest_seconds, 2),
                             "python": sys.version.split()[0], **data}
     RESULTS.write_text(json.dumps(saved, indent=2, ensure_ascii=False) + "\n")
