@@ -63,7 +63,7 @@ from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
-from ragloom.stores.sqlite_filters import compile_filters
+from ragloom.stores.sqlite_filters import compile_filters, compile_indexed_filters
 from ragloom.stores.sqlite_keyword import (
     AUTO_KEYWORD_INDEX_AFTER,
     KEYWORD_INDEX_MODES,
@@ -79,6 +79,8 @@ from ragloom.stores.sqlite_schema import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
     IN_JSON,
+    META_INDEX_VERSION_KEY,
+    REBUILD_META,
     RECOUNT,
     SCHEMA,
     SCHEMA_VERSION,
@@ -224,22 +226,37 @@ class SqliteVectorStore:
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path!r} was written by a newer ragloom (schema {version}; this one "
                 f"reads {SCHEMA_VERSION}); upgrade ragloom to open it"
             )
+        if version == SCHEMA_VERSION and self._meta_index_current(conn):
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA:
                 conn.execute(statement)
+            if not self._meta_index_current(conn):
+                for statement in REBUILD_META:
+                    conn.execute(statement)
+                conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                             (META_INDEX_VERSION_KEY, sqlite3.sqlite_version))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def _meta_index_current(conn: sqlite3.Connection) -> bool:
+        """Whether ``chunk_meta`` was filled by this SQLite version's json_tree."""
+        try:
+            row = conn.execute("SELECT value FROM store_meta WHERE key = ?",
+                               (META_INDEX_VERSION_KEY,)).fetchone()
+        except sqlite3.OperationalError:  # schema 1: no such table yet
+            return False
+        return row is not None and row[0] == sqlite3.sqlite_version
 
     # ---------------------------------------------------------- transactions
     def _sync(self, conn: sqlite3.Connection) -> None:
@@ -603,12 +620,12 @@ class SqliteVectorStore:
     ) -> list[VectorMatch]:
         """The ``top_k`` nearest chunks (exact search), optionally filtered by metadata."""
         vector = dense_values(embedding, _STORE)
-        where, params = compile_filters(filters) if filters is not None else ("", [])
         with self._lock, self._read() as conn:
             if self._cid is None or top_k <= 0:
                 return []
             allowed = None
             if filters is not None:
+                where, params = compile_indexed_filters(filters, conn)
                 rows = conn.execute(
                     f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
                     [self._cid, *params])
@@ -639,8 +656,8 @@ class SqliteVectorStore:
             if self._memory.index is not None:
                 return self._memory_keyword_query(conn, self._memory.index, text, top_k,
                                                   filters)
-            where, params = (compile_filters(filters, "c.metadata") if filters is not None
-                             else ("", []))
+            where, params = (compile_indexed_filters(filters, conn, "c.pk")
+                             if filters is not None else ("", []))
             search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
             rows = self._fts.ranked(search, terms, top_k,
                                     (self._cid or 0, self._generation or 0))
@@ -656,7 +673,7 @@ class SqliteVectorStore:
         """:meth:`keyword_query` on the in-memory index (under ``_lock``, synced)."""
         allowed = None
         if filters is not None:
-            where, params = compile_filters(filters)
+            where, params = compile_indexed_filters(filters, conn)
             rows = conn.execute(f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
                                 [self._cid, *params])
             allowed = [row[0] for row in rows]

@@ -14,7 +14,9 @@ SQLite's BINARY collation over UTF-8 gives. Numbers compare as SQLite holds them
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from collections.abc import Sequence
 
 from ragloom.errors import FilterError
@@ -149,3 +151,90 @@ def fts_phrases(text: str) -> list[tuple[str, int]]:
         elif len(counts) < MAX_QUERY_TOKENS:
             counts[token] = 1
     return [(f'"{token}"', repeats) for token, repeats in counts.items()]
+
+
+# ------------------------------------------------------------ the metadata index
+#: Rows of ``chunk_meta`` (one per scalar value anywhere in a chunk's metadata) are
+#: written by triggers on ``chunks``; a leaf becomes an indexed lookup there instead
+#: of a ``json_extract`` of every chunk. Paths are ``json_tree`` full keys, which the
+#: running SQLite spells (quotes) itself: :func:`tree_path` asks it, and the store
+#: rebuilds the table when the SQLite version that filled it changes.
+_SCALAR_PREDICATE = "type IN ('true', 'false', 'integer', 'real', 'text')"
+
+
+def tree_path(conn: sqlite3.Connection, key: str) -> str:
+    """``json_tree``'s full key for a dotted metadata key, as this SQLite spells it."""
+    json_path(key)  # validates the key
+    probe: object = 0
+    for part in reversed(key.split(".")):
+        probe = {part: probe}
+    row = conn.execute(
+        "SELECT fullkey FROM json_tree(?) WHERE type = 'integer'",
+        (json.dumps(probe, ensure_ascii=False),)).fetchone()
+    return str(row[0])
+
+
+class _IndexedCompiler(_Compiler):
+    def __init__(self, conn: sqlite3.Connection, pk: str) -> None:
+        super().__init__(pk)
+        self.conn = conn
+        self.paths: dict[str, str] = {}
+
+    def _path(self, key: str) -> str:
+        if key not in self.paths:
+            self.paths[key] = tree_path(self.conn, key)
+        return self.paths[key]
+
+    def _lookup(self, key: str, condition: str, values: Sequence[object]) -> str:
+        self.params.append(self._path(key))
+        self.params.extend(values)
+        return f"{self.column} IN (SELECT pk FROM chunk_meta WHERE path = ? AND {condition})"
+
+    def _equal_key(self, key: str, values: Sequence[object]) -> str:
+        by_kind: dict[str, list[object]] = {}
+        for value in values:
+            kind = kind_of(value)
+            if kind is None:
+                raise FilterError(f"filter value {value!r} is not a string, number or boolean")
+            by_kind.setdefault(kind, []).append(_bind(value))
+        if not by_kind:
+            return "0"
+        parts = []
+        for kind, bound in by_kind.items():
+            marks = ", ".join("?" for _ in bound)
+            parts.append(self._lookup(
+                key, f"atom IN ({marks}) AND type IN {_KIND_TYPES[kind]}", bound))
+        return "(" + " OR ".join(parts) + ")"
+
+    def leaf(self, leaf: MetadataFilter) -> str:
+        op = leaf.operator
+        value = leaf.value
+        if op in ("in", "nin"):
+            values: Sequence[object] = value if isinstance(value, tuple) else (value,)
+        else:
+            values = (value,)
+        if op in ("==", "in"):
+            return self._equal_key(leaf.key, values)
+        if op in ("!=", "nin"):
+            scalar = self._lookup(leaf.key, _SCALAR_PREDICATE, ())
+            return f"({scalar} AND NOT {self._equal_key(leaf.key, values)})"
+        kind = kind_of(value)
+        if kind not in ("number", "string"):
+            raise FilterError(f"operator {op!r} on {leaf.key!r} compares numbers or strings")
+        return self._lookup(leaf.key, f"atom {op} ? AND type IN {_KIND_TYPES[kind]}",
+                            (_bind(value),))
+
+
+def compile_indexed_filters(
+    filters: MetadataFilters | MetadataFilter | None, conn: sqlite3.Connection,
+    pk: str = "pk",
+) -> tuple[str, list[object]]:
+    """Like :func:`compile_filters`, over the ``chunk_meta`` index of ``chunks.pk``.
+
+    ``pk`` is the caller's SQL for the chunk's ``pk`` column, never user input.
+    """
+    if filters is None:
+        return "1", []
+    compiler = _IndexedCompiler(conn, pk)
+    sql = compiler.node(filters)
+    return sql, compiler.params

@@ -14,7 +14,20 @@ from typing import Any
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The statement the metadata-index triggers and rebuilds share (completed by a
+#: condition on ``c``, the chunk row).
+_SCALAR_TYPES = "('true', 'false', 'integer', 'real', 'text')"
+INSERT_META = f"""INSERT INTO chunk_meta (pk, path, type, atom)
+        SELECT new.pk, j.fullkey, j.type, j.atom FROM json_tree(new.metadata) AS j
+        WHERE j.type IN {_SCALAR_TYPES};"""
+#: Refills the metadata index from every chunk (an upgrade from schema 1, or a file
+#: last written by another SQLite version, whose json_tree may spell paths differently).
+REBUILD_META = ("DELETE FROM chunk_meta", f"""INSERT INTO chunk_meta (pk, path, type, atom)
+        SELECT c.pk, j.fullkey, j.type, j.atom FROM chunks AS c, json_tree(c.metadata) AS j
+        WHERE j.type IN {_SCALAR_TYPES}""")
+#: ``store_meta`` key naming the SQLite version whose json_tree filled ``chunk_meta``.
+META_INDEX_VERSION_KEY = "chunk_meta.sqlite_version"
 #: Vectors are stored as little-endian float32 BLOBs.
 VECTOR_DTYPE = np.dtype("<f4")
 
@@ -53,6 +66,25 @@ SCHEMA = (
         vector BLOB NOT NULL,
         UNIQUE (collection_id, id))""",
     "CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (collection_id, document_id)",
+    # The metadata index (schema 2): one row per scalar value anywhere in a chunk's
+    # metadata, kept by triggers, so a filter is an index lookup, not a json_extract of
+    # every chunk (see sqlite_filters.compile_indexed_filters). ``atom`` has no type
+    # affinity: numbers and text keep their SQLite classes.
+    """CREATE TABLE IF NOT EXISTS chunk_meta (
+        pk INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        type TEXT NOT NULL,
+        atom)""",
+    "CREATE INDEX IF NOT EXISTS chunk_meta_by_value ON chunk_meta (path, atom)",
+    "CREATE INDEX IF NOT EXISTS chunk_meta_by_chunk ON chunk_meta (pk)",
+    f"""CREATE TRIGGER IF NOT EXISTS chunk_meta_ai AFTER INSERT ON chunks BEGIN
+        {INSERT_META} END""",
+    """CREATE TRIGGER IF NOT EXISTS chunk_meta_ad AFTER DELETE ON chunks BEGIN
+        DELETE FROM chunk_meta WHERE pk = old.pk; END""",
+    f"""CREATE TRIGGER IF NOT EXISTS chunk_meta_au AFTER UPDATE OF metadata ON chunks BEGIN
+        DELETE FROM chunk_meta WHERE pk = old.pk;
+        {INSERT_META} END""",
+    """CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
 )
 
 CHUNK_COLUMNS = "id, document_id, idx, start_char, end_char, page, text, metadata"
