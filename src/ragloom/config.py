@@ -14,6 +14,22 @@ A ``ragloom.toml``::
     llm = "openai:gpt-4o-mini"
     fallback_llm = "ollama:llama3.2"
 
+    [chunking]                 # how `ragloom ingest` splits documents
+    splitter = "recursive"     # recursive, markdown, sentence, paragraph, line, word, ...
+    chunk_size = 200           # in the embedder's tokens (tiktoken for OpenAI embedders)
+    chunk_overlap = 30
+
+    [retrieval]                # how `ragloom ask` / `search` retrieve
+    mode = "hybrid"            # vector, keyword, hybrid
+    top_k = 5
+    ranker = "weighted"        # weighted (alpha) or rrf (impact_factor)
+
+    [generation]               # how `ragloom ask` answers
+    prompt_template = "Context:\n{contents}\n\nQuestion: {question}"
+    metadata_keys = ["file_name", "page"]
+    temperature = 0.2
+    memory_size = 10           # messages of a --session that reach the model
+
     [providers.openai]
     base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
     timeout = 30                            # seconds
@@ -93,13 +109,26 @@ class Settings:
     llm: str = DEFAULT_MODEL
     fallback_llm: str | None = None
     providers: Mapping[str, ProviderOptions] = field(default_factory=dict)
+    chunking: Mapping[str, Any] = field(default_factory=dict)
+    retrieval: Mapping[str, Any] = field(default_factory=dict)
+    generation: Mapping[str, Any] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
 
     def provider(self, name: str) -> ProviderOptions:
         return self.providers.get(name, ProviderOptions())
 
 
-_TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers"}
+#: The tables that configure the pipeline without Python, and the keys each takes.
+SECTION_KEYS: dict[str, frozenset[str]] = {
+    "chunking": frozenset({"splitter", "chunk_size", "chunk_overlap"}),
+    "retrieval": frozenset({"mode", "top_k", "ranker", "alpha", "impact_factor",
+                            "score_threshold", "candidates"}),
+    "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",
+                             "temperature", "max_answer_tokens", "memory_size",
+                             "max_infer_iters"}),
+}
+_TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
+             *SECTION_KEYS}
 _PROVIDER_KEYS = {f.name for f in fields(ProviderOptions)}
 
 
@@ -120,6 +149,14 @@ def _validate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     if unknown:
         raise ConfigurationError(f"{where}: unknown setting(s) {sorted(unknown)}; "
                                  f"known: {sorted(_TOP_KEYS)}")
+    for section, known in SECTION_KEYS.items():
+        table = data.get(section, {})
+        if not isinstance(table, Mapping):
+            raise ConfigurationError(f"{where}: [{section}] must be a table")
+        bad = set(table) - known
+        if bad:
+            raise ConfigurationError(f"{where}: unknown option(s) {sorted(bad)} in "
+                                     f"[{section}]; known: {sorted(known)}")
     providers = data.get("providers", {})
     if not isinstance(providers, Mapping):
         raise ConfigurationError(f"{where}: [providers] must be a table of tables")
@@ -166,7 +203,10 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in top.items():
         if value is None:
             continue
-        if key == "providers":
+        if key in SECTION_KEYS:
+            merged[key] = {**merged.get(key, {}),
+                           **{k: v for k, v in value.items() if v is not None}}
+        elif key == "providers":
             providers = {name: dict(opts) for name, opts in merged.get("providers", {}).items()}
             for name, opts in value.items():
                 providers.setdefault(name, {}).update(
@@ -272,3 +312,32 @@ def build_embedder(settings: Settings, *, sleep: Callable[[float], None] = time.
     embedder = make_embedder(settings.embedder, **options.client_options())
     wrapped: EmbeddingProvider = _wrap(embedder, provider, options, sleep)
     return wrapped
+
+
+def search_options(settings: Settings, **flags: Any) -> Any:
+    """SearchOptions from ``[retrieval]``, with CLI flags (None: not given) on top."""
+    from ragloom.retrieval.options import SearchOptions
+
+    values = {**settings.retrieval, **{k: v for k, v in flags.items() if v is not None}}
+    try:
+        return SearchOptions(**values)
+    except TypeError as exc:
+        raise ConfigurationError(f"[retrieval]: {exc}") from exc
+
+
+def build_chunker(settings: Settings, embedder: EmbeddingProvider, **flags: Any) -> Any:
+    """The splitter ``[chunking]`` (and flags) name, sized in the embedder's tokens;
+    None when nothing is configured (the knowledge base's default applies)."""
+    values = {**settings.chunking, **{k: v for k, v in flags.items() if v is not None}}
+    if not values:
+        return None
+    from ragloom.chunking.factory import make_splitter
+    from ragloom.chunking.tokens import token_counter_for
+    from ragloom.protocols import TokenCounter
+
+    name = str(values.pop("splitter", "recursive"))
+    counter = embedder if isinstance(embedder, TokenCounter) else token_counter_for(
+        embedder.name)
+    if counter is not None and name in ("recursive", "markdown"):
+        values["token_counter"] = counter
+    return make_splitter(name, **values)

@@ -42,6 +42,7 @@ from ragloom.advanced.answer import (
 from ragloom.advanced.augmentor import AugmentationResult, RetrievalAugmentor
 from ragloom.advanced.injection import ContentInjector, DefaultContentInjector
 from ragloom.advanced.query import (
+    ChainedQueryTransformer,
     CompressingQueryTransformer,
     DefaultQueryTransformer,
     ExpandingQueryTransformer,
@@ -75,8 +76,8 @@ _LAZY = {
 
 __all__ = [
     "Agent", "AnswerEvent", "AugmentationResult", "AugmentedAnswer", "AugmentedRag",
-    "ChatModelScoringModel", "CompressingQueryTransformer", "ContentAggregator",
-    "ContentInjector", "ContentRetriever", "CrossEncoderScoringModel",
+    "ChainedQueryTransformer", "ChatModelScoringModel", "CompressingQueryTransformer",
+    "ContentAggregator", "ContentInjector", "ContentRetriever", "CrossEncoderScoringModel",
     "DefaultContentAggregator", "DefaultContentInjector", "DefaultQueryRouter",
     "DefaultQueryTransformer", "ErrorEvent", "ExpandingQueryTransformer", "FunctionTool",
     "HypotheticalAnswerTransformer", "KnowledgeBaseContentRetriever", "KnowledgeSearchTool",

@@ -24,6 +24,7 @@ from ragloom.protocols import ModelProvider
 from ragloom.types import ChatMessage
 
 __all__ = [
+    "ChainedQueryTransformer",
     "CompressingQueryTransformer",
     "DefaultQueryTransformer",
     "ExpandingQueryTransformer",
@@ -59,6 +60,20 @@ class DefaultQueryTransformer:
 
     def transform(self, query: Query) -> list[Query]:
         return [query]
+
+
+class ChainedQueryTransformer:
+    """Transformers applied in turn, each to every query the previous one gave
+    (e.g. compress a follow-up, then expand the standalone question)."""
+
+    def __init__(self, *transformers: QueryTransformer) -> None:
+        self.transformers = transformers
+
+    def transform(self, query: Query) -> list[Query]:
+        queries = [query]
+        for transformer in self.transformers:
+            queries = [out for q in queries for out in transformer.transform(q)] or queries
+        return queries
 
 
 def _clean_line(text: str) -> str:

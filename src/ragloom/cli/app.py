@@ -43,6 +43,17 @@ def _register_graph() -> None:
 _register_graph()
 
 
+def _register_kb_and_sessions() -> None:
+    from ragloom.cli.kb_cmd import kb_app
+    from ragloom.cli.sessions_cmd import sessions_app
+
+    app.add_typer(kb_app, name="kb")
+    app.add_typer(sessions_app, name="sessions")
+
+
+_register_kb_and_sessions()
+
+
 def _register_eval() -> None:
     from ragloom.cli.eval_cmd import eval_command
 
