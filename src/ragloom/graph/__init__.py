@@ -5,7 +5,7 @@ See docs/graph.md. Nothing here is imported by ``import ragloom``.
 """
 
 from ragloom.graph.extractors import EXTRACTORS, make_extractor
-from ragloom.graph.indexing import GraphIndexer, graph_indexer_for
+from ragloom.graph.indexing import GraphIndexer, graph_indexer_for, graph_step
 from ragloom.graph.llm import GRAPH_JSON_SCHEMA, LlmExtractor, validate_graph_json
 from ragloom.graph.merge import merge_document, name_key
 from ragloom.graph.model import (
@@ -27,6 +27,6 @@ __all__ = [
     "EXTRACTORS", "GRAPH_JSON_SCHEMA", "ChunkGraph", "DocumentGraph", "Entity",
     "ExtractionFailure", "GraphExtractor", "GraphIndexer", "GraphStats", "LlmExtractor",
     "Neighbour", "OfflineExtractor", "Relation", "SqliteGraph", "StoredEntity",
-    "StoredRelation", "graph_indexer_for", "make_extractor", "merge_document", "name_key",
-    "validate_graph_json",
+    "StoredRelation", "graph_indexer_for", "graph_step", "make_extractor", "merge_document",
+    "name_key", "validate_graph_json",
 ]

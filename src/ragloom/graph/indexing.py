@@ -16,6 +16,7 @@ from typing import Any
 from ragloom.graph.merge import merge_document
 from ragloom.graph.model import GraphExtractor, GraphStats
 from ragloom.graph.sqlite_graph import SqliteGraph, StagedGraph
+from ragloom.protocols import ModelProvider
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.types import TextChunk, TextDocument
 
@@ -74,3 +75,17 @@ def graph_indexer_for(
     if saved is None or saved.get("extractor") != name or chosen != kept:
         graph.save_settings(name, **chosen)
     return GraphIndexer(build(name, chosen), graph)
+
+
+def graph_step(
+    store: SqliteVectorStore, *, enable: bool | None = None, extractor: str | None = None,
+    model: Callable[[], ModelProvider | None] = lambda: None,
+) -> GraphIndexer | None:
+    """:func:`graph_indexer_for` with the named extractors; ``model`` gives the chat
+    model of the ``llm`` extractor (called only when that extractor is chosen)."""
+    from ragloom.graph.extractors import make_extractor
+
+    def build(name: str, options: dict[str, Any]) -> GraphExtractor:
+        return make_extractor(name, model=model() if name == "llm" else None)
+
+    return graph_indexer_for(store, enable=enable, extractor=extractor, build=build)

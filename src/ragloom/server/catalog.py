@@ -209,6 +209,10 @@ class Catalog:
                 store = SqliteVectorStore(self.store_path, collection=record.collection)
                 knowledge_base = VectorKnowledgeBase(
                     store, embedder, make_chunker(record.chunking, embedder), name=record.name)
+                from ragloom.graph import graph_step
+
+                # Graph extraction as the knowledge base's saved setting says (PUT .../graph).
+                knowledge_base.graph = graph_step(store, model=self.models.model)
                 self._open[record.id] = knowledge_base
             return knowledge_base
 
