@@ -63,6 +63,15 @@ def _register_eval() -> None:
 _register_eval()
 
 
+def _register_migrate() -> None:
+    from ragloom.cli.migrate_cmd import migrate_command
+
+    app.command("migrate")(migrate_command)
+
+
+_register_migrate()
+
+
 def main() -> None:
     # Library notices (e.g. a model prepared on first use) go to stderr as plain lines.
     handler = logging.StreamHandler()

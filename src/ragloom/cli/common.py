@@ -32,8 +32,9 @@ DB_FILE_NAME = "ragloom.db"
 
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", help="Database folder or .db file [default: $RAGLOOM_DB or ./.ragloom]",
-                 show_default=False),
+    typer.Option("--db", help="Database: a folder or .db file (SQLite), postgresql://..., "
+                 "milvus://HOST:PORT or milvus:///path/file.db [default: $RAGLOOM_DB or "
+                 "./.ragloom]", show_default=False),
 ]
 KbOption = Annotated[
     str | None,
@@ -60,13 +61,32 @@ def settings_for(**overrides: Any) -> Any:
     return load_settings(overrides)
 
 
+def resolve_location(db: str | None) -> Any:
+    """Where the store is: --db, then $RAGLOOM_DB / ragloom.toml, then ./.ragloom; a
+    folder or .db file (SQLite) or a database URL (see ragloom.stores.factory)."""
+    from ragloom.stores.factory import parse_location
+
+    return parse_location(db or settings_for().db or DEFAULT_DB_DIR)
+
+
 def resolve_db(db: str | None) -> Path:
-    """The SQLite file: --db, then $RAGLOOM_DB / ragloom.toml, then ./.ragloom/ragloom.db."""
-    raw = db or settings_for().db or DEFAULT_DB_DIR
-    path = Path(raw).expanduser()
-    if path.suffix in (".db", ".sqlite", ".sqlite3") or path.is_file():
-        return path
-    return path / DB_FILE_NAME
+    """The SQLite file: --db, then $RAGLOOM_DB / ragloom.toml, then ./.ragloom/ragloom.db.
+    A database URL is refused here: the caller works with the SQLite store only."""
+    location = resolve_location(db)
+    if location.kind != "sqlite":
+        raise ConfigurationError(
+            f"{location.display()} is a {location.kind} database; this command works with "
+            "the embedded SQLite store only (--db FOLDER or --db FILE.db)")
+    return Path(location.target)
+
+
+def side_path(db: str | None) -> Path:
+    """A file path whose folder holds files kept beside the store (the embedding cache):
+    the SQLite or Milvus Lite file, or ./.ragloom/ragloom.db for a database server."""
+    location = resolve_location(db)
+    if location.is_file:
+        return Path(location.target)
+    return Path(DEFAULT_DB_DIR) / DB_FILE_NAME
 
 
 def resolve_kb(kb: str | None) -> str:
@@ -122,27 +142,32 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def open_store(db_path: Path, kb: str, *, create: bool) -> Any:
-    from ragloom.stores.sqlite import SqliteVectorStore
+def open_store(db_path: Path | Any, kb: str, *, create: bool) -> Any:
+    """The store of knowledge base ``kb`` at a SQLite path or a StoreLocation; without
+    ``create``, a missing database or knowledge base is a KnowledgeBaseNotFoundError."""
+    from ragloom.stores.factory import StoreLocation, exists
+    from ragloom.stores.factory import open_store as open_location
 
+    location = (db_path if isinstance(db_path, StoreLocation)
+                else StoreLocation("sqlite", str(db_path)))
+    where = location.display()
     if not create:
-        if not db_path.exists():
+        if not exists(location):
             raise KnowledgeBaseNotFoundError(
-                f"no database at {db_path}; ingest documents first: ragloom ingest PATH"
+                f"no database at {where}; ingest documents first: ragloom ingest PATH"
                 + (f" --kb {kb}" if kb != "default" else "")
             )
-        store = SqliteVectorStore(db_path, collection=kb)
+        store = open_location(location, kb)
         names = [c.name for c in store.list_collections()]
         if kb not in names:
             known = ", ".join(names) if names else "none yet"
             store.close()
             raise KnowledgeBaseNotFoundError(
-                f"no knowledge base named {kb!r} in {db_path} (knowledge bases: {known}); "
+                f"no knowledge base named {kb!r} in {where} (knowledge bases: {known}); "
                 f"create it with: ragloom ingest PATH --kb {kb}"
             )
         return store
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteVectorStore(db_path, collection=kb)
+    return open_location(location, kb)
 
 
 def embedder_name(store: Any, requested: str | None) -> str:
@@ -161,7 +186,7 @@ def open_knowledge_base(db: str | None, kb: str | None, embedder: str | None, *,
     from ragloom.knowledge_base import VectorKnowledgeBase
 
     name = resolve_kb(kb)
-    store = open_store(resolve_db(db), name, create=create)
+    store = open_store(resolve_location(db), name, create=create)
     settings = settings_for(embedder=embedder_name(store, embedder))
     knowledge_base = VectorKnowledgeBase(store, build_embedder(settings), name=name)
     if not create:

@@ -21,7 +21,7 @@ from ragloom.cli.common import (
     resolve_db,
     resolve_kb,
 )
-from ragloom.errors import NotFoundError
+from ragloom.errors import ConfigurationError, NotFoundError
 
 graph_app = typer.Typer(
     help="The knowledge graph of a knowledge base (ingest with --graph to build it).",
@@ -43,6 +43,14 @@ def graph_step(knowledge_base: Any, enable: bool | None, extractor: str | None,
 
     if enable is None and (extractor is not None or llm is not None):
         enable = True
+    from ragloom.stores.sqlite import SqliteVectorStore
+
+    if not isinstance(knowledge_base.store, SqliteVectorStore):
+        # The graph lives in the SQLite file; other stores have none (yet).
+        if enable:
+            raise ConfigurationError("the knowledge graph needs the embedded SQLite store; "
+                                     "ingest without --graph on this database")
+        return None
     return graph_indexer_for(knowledge_base.store, enable=enable, extractor=extractor,
                              build=build, llm=llm)
 
