@@ -74,3 +74,14 @@ def test_hyde_adds_a_hypothetical_passage() -> None:
     only = HypotheticalAnswerTransformer(model, include_original=False).transform(
         Query(text="frame warranty?"))
     assert [q.text for q in only] == ["Frames are guaranteed for life."]
+
+
+def test_compressing_rejects_a_rewrite_that_drops_the_follow_up_subject() -> None:
+    model = ScriptedModel(["I could not find the battery warranty."])
+    out = CompressingQueryTransformer(model).transform(
+        Query(text="And for the frame?", history=HISTORY))
+    assert out[0].metadata["compressed_by"] == "fallback"
+    assert "frame" in out[0].text and "battery warranty" in out[0].text
+    plural = CompressingQueryTransformer(ScriptedModel(["How long are frames covered?"]))
+    assert plural.transform(Query(text="And for the frame?", history=HISTORY))[0].metadata[
+        "compressed_by"] == "model"

@@ -84,6 +84,20 @@ def _clean_line(text: str) -> str:
     return line.strip().strip("\"'`").strip()
 
 
+_STOPWORD_TEXT = """
+    a an and are as at be but by can could did do does for from had has have how i if in
+    is it its me my of on or our so than that the their them then there these they this
+    to too was we were what when where which who why will with would you your about also
+    tell more please
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower())
+            if len(w) > 2 and w not in _STOPWORDS}
+
+
 def _conversation(history: Sequence[ChatMessage], limit: int) -> str:
     lines = [f"{m.role.capitalize()}: {m.content.strip()}" for m in history
              if m.role in ("user", "assistant") and m.content.strip()]
@@ -135,9 +149,15 @@ class CompressingQueryTransformer:
 
     @staticmethod
     def _plausible(rewritten: str, original: str) -> bool:
+        """A question-sized line, not the follow-up itself, that keeps the follow-up's
+        content words (a small model may answer instead of rewriting)."""
         words = len(rewritten.split())
-        return 2 <= words <= max(40, 3 * len(original.split())) and (
-            rewritten.lower() != original.lower())
+        if not 2 <= words <= max(40, 3 * len(original.split())):
+            return False
+        if rewritten.lower() == original.lower():
+            return False
+        kept = _content_words(rewritten)
+        return all(any(k.startswith(w[:5]) for k in kept) for w in _content_words(original))
 
 
 EXPANDING_PROMPT = (
