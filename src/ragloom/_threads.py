@@ -1,9 +1,11 @@
-"""How many torch threads the in-process models use.
+"""Thread counts and library verbosity, changed only for as long as the work needs.
 
-On small machines torch's intra-op pool and the BLAS pool fight for the same
-cores, and torch's default (all logical CPUs) is not always the fastest. The
-local models call :func:`use_torch_threads` before each piece of work with the
-count measured best for it. torch is imported only when a model already loaded it.
+Each of these is process-wide state that belongs to the application, not to a
+library: torch's intra-op thread count, the BLAS pool's size, transformers'
+log level and progress bars. ragloom changes them inside ``with`` scopes and
+puts back what it found when the last overlapping scope ends, so a search, an
+embedding or a model load never leaves the process configured differently (two
+threads searching at once used to leave BLAS at one thread for good).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
-
-_lock = threading.Lock()
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 
 def available_cores() -> int:
@@ -22,33 +25,171 @@ def available_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def use_torch_threads(count: int) -> None:
-    """Set torch's intra-op thread count if it differs.
+class ScopedSetting:
+    """A process-wide setting held at a value while any scope is open.
 
-    Call it in the thread that runs the work: with OpenMP the count is kept per
-    thread, so a worker thread's setting does not change the caller's.
+    The first scope saves the current value and sets its own; later overlapping
+    scopes set theirs; the last one to close restores the saved value. ``read`` and
+    ``write`` are the setting's getter and setter.
     """
+
+    def __init__(self, read: Callable[[], Any], write: Callable[[Any], None]) -> None:
+        self._read = read
+        self._write = write
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved: Any = None
+
+    @property
+    def depth(self) -> int:
+        """How many scopes are open (for tests and diagnostics)."""
+        return self._depth
+
+    @contextmanager
+    def held(self, value: Any) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._saved = self._read()
+            self._depth += 1
+            if self._read() != value:
+                self._write(value)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._read() != self._saved:
+                    self._write(self._saved)
+
+
+# ------------------------------------------------------------------------- torch
+
+_torch_setting: ScopedSetting | None = None
+_setup_lock = threading.Lock()
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op thread count for the length of the block.
+
+    A no-op when torch has not been imported (the ONNX paths never import it).
+    """
+    global _torch_setting
     torch = sys.modules.get("torch")
     if torch is None:
+        yield
         return
-    with _lock:
-        if torch.get_num_threads() != count:
-            torch.set_num_threads(count)
+    with _setup_lock:
+        if _torch_setting is None:
+            _torch_setting = ScopedSetting(torch.get_num_threads, torch.set_num_threads)
+    with _torch_setting.held(count):
+        yield
+
+
+# -------------------------------------------------------------------------- BLAS
+
+_blas_setting: ScopedSetting | None = None
+_blas_unavailable = False
+
+
+def _make_blas_setting() -> ScopedSetting | None:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    controller = ThreadpoolController()
+    # The limit in force (None: the library's own) and the limiter that undoes it.
+    held: list[tuple[int, Any]] = []
+
+    def read() -> int | None:
+        return held[0][0] if held else None
+
+    def write(value: int | None) -> None:
+        while held:
+            held.pop()[1].restore_original_limits()
+        if value is not None:
+            held.append((value, controller.limit(limits=value, user_api="blas")))
+
+    return ScopedSetting(read, write)
+
+
+@contextmanager
+def blas_threads(count: int) -> Iterator[None]:
+    """The BLAS pool (OpenBLAS, MKL...) limited to ``count`` threads in the block.
+
+    The limit is taken through a cached ``threadpoolctl`` controller (about 10
+    microseconds) and lifted when the last overlapping block ends; without
+    threadpoolctl the BLAS library keeps its own setting.
+    """
+    global _blas_setting, _blas_unavailable
+    if _blas_setting is None and not _blas_unavailable:
+        with _setup_lock:
+            if _blas_setting is None and not _blas_unavailable:
+                _blas_setting = _make_blas_setting()
+                _blas_unavailable = _blas_setting is None
+    if _blas_setting is None:
+        yield
+        return
+    with _blas_setting.held(count):
+        yield
+
+
+# ---------------------------------------------------------------- transformers
+
+_quiet_setting: ScopedSetting | None = None
+
+
+def _make_quiet_setting() -> ScopedSetting | None:
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # the caller reports the missing dependency
+        return None
+
+    def read() -> tuple[int, bool]:
+        return (hf_logging.get_verbosity(),
+                hf_logging.is_progress_bar_enabled())
+
+    def write(value: tuple[int, bool]) -> None:
+        verbosity, bars = value
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+        else:
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+    return ScopedSetting(read, write)
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' info logs and progress bars off while a model loads.
+
+    They write to the terminal on every load ("Loading weights", GGUF conversion),
+    which drowns the CLI's own output; real errors still raise. The application's
+    own settings come back when the block ends.
+    """
+    global _quiet_setting
+    import logging
+
+    if _quiet_setting is None:
+        with _setup_lock:
+            if _quiet_setting is None:
+                _quiet_setting = _make_quiet_setting()
+    if _quiet_setting is None:
+        yield
+        return
+    with _quiet_setting.held((logging.ERROR, False)):
+        yield
+
 
 
 def quiet_model_libraries() -> None:
-    """Silence transformers' progress bars and info logs.
+    """Deprecated, and now does nothing: it silenced transformers for the whole
+    process. Wrap the load in ``with quiet_loading():`` instead."""
 
-    They write to the terminal on every model load ("Loading weights", GGUF
-    conversion), which drowns the CLI's own output; real errors still raise.
-    """
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        import transformers
 
-        transformers.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    except ImportError:  # the caller reports the missing dependency
-        pass
+def use_torch_threads(count: int) -> None:
+    """Deprecated: sets torch's thread count for good. Use ``with torch_threads(count):``."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != count:
+        torch.set_num_threads(count)

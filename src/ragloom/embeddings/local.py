@@ -19,7 +19,11 @@ The bundled model has backends (option ``backend``):
   ``local:all-MiniLM-L6-v2-int8`` (also accepted as a model name).
 * ``"torch"``: sentence-transformers in fp32, the reference.
 
-Nothing is loaded until first use. ``count_tokens`` needs only the tokenizer: when
+Nothing is loaded until first use. Loading the bundled model or a folder never
+contacts a hub (``local_files_only`` on that call) and leaves the process's
+settings as it found them: no ``HF_HUB_OFFLINE`` is set, so an ``hf:`` model
+loaded later still downloads; thread counts and transformers' verbosity are
+changed only while a load or an encode runs. ``count_tokens`` needs only the tokenizer: when
 the model folder has a ``tokenizer.json`` it is read with the ``tokenizers``
 library alone, so a chunker can size chunks without importing torch.
 """
@@ -28,7 +32,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom._threads import available_cores, quiet_model_libraries, use_torch_threads
+from ragloom._threads import available_cores, quiet_loading, torch_threads
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.types import Embedding, Vector
 
@@ -81,13 +84,6 @@ def bundled_model_path() -> Path:
     raise MissingDependencyError(
         BUNDLED_PACKAGE, "local", purpose="the bundled all-MiniLM-L6-v2 embedding model"
     )
-
-
-def _offline_hub() -> None:
-    # huggingface_hub reads these when it is first imported; set them before that
-    # so no code path behind sentence-transformers tries to reach the hub.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 class SentenceTransformerEmbedder:
@@ -224,9 +220,6 @@ class SentenceTransformerEmbedder:
     def _build_onnx(self) -> Any:
         from ragloom.embeddings.onnx import OnnxEmbedder
 
-        # As the torch path does: the process then never reaches for a hub, even if
-        # transformers is imported later (for the export, or by other models).
-        _offline_hub()
         embedder = OnnxEmbedder(
             precision="int8" if self._backend == "onnx-int8" else "fp32",
             name=self._name, model_folder=self._folder(), cache_dir=self._cache_dir,
@@ -254,15 +247,15 @@ class SentenceTransformerEmbedder:
         if fast is not None:
             return list(fast.embed_documents(texts))
         model = self._load()
-        use_torch_threads(self._threads or available_cores())
         # Longest first, so each batch holds texts of similar length and pads little.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         vectors: list[Embedding | None] = [None] * len(texts)
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start:start + self._batch_size]
-            matrix = self._encode(model, [texts[i] for i in batch])
-            for row, index in enumerate(batch):
-                vectors[index] = Vector(matrix[row])
+        with torch_threads(self._threads or available_cores()):
+            for start in range(0, len(order), self._batch_size):
+                batch = order[start:start + self._batch_size]
+                matrix = self._encode(model, [texts[i] for i in batch])
+                for row, index in enumerate(batch):
+                    vectors[index] = Vector(matrix[row])
         return [vector for vector in vectors if vector is not None]
 
     def embed_query(self, text: str) -> Embedding:
@@ -271,8 +264,8 @@ class SentenceTransformerEmbedder:
             result: Embedding = fast.embed_query(text)
             return result
         model = self._load()
-        use_torch_threads(self._threads or QUERY_THREADS)
-        return Vector(self._encode(model, [text])[0])
+        with torch_threads(self._threads or QUERY_THREADS):
+            return Vector(self._encode(model, [text])[0])
 
     def _encode(self, model: Any, texts: list[str]) -> Any:
         matrix = model.encode(
@@ -349,18 +342,18 @@ class SentenceTransformerEmbedder:
 
     def _build(self) -> Any:
         folder = self._folder()
-        if self._offline:
-            _offline_hub()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise MissingDependencyError("sentence-transformers", "local") from exc
-        quiet_model_libraries()
         source = str(folder) if folder is not None else self._model_id
+        # Offline loads say so per call (local_files_only): setting HF_HUB_OFFLINE
+        # instead would stop every later hf: model in the process from downloading.
         try:
-            model = SentenceTransformer(
-                source, device=self._device, local_files_only=self._offline
-            )
+            with quiet_loading():
+                model = SentenceTransformer(
+                    source, device=self._device, local_files_only=self._offline
+                )
         except Exception as exc:  # OSError, ValueError, HTTP errors from the hub...
             raise ConfigurationError(self._load_advice(source, exc)) from exc
         return model

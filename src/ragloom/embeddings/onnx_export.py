@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,10 +81,13 @@ def export(model_folder: Path, out: Path) -> None:
         raise MissingDependencyError(
             exc.name or "onnx", "fast", purpose="exporting the embedding model to ONNX"
         ) from exc
+    from ragloom._threads import quiet_loading
+
     try:
-        model = transformers.AutoModel.from_pretrained(
-            str(model_folder), local_files_only=True, attn_implementation="eager"
-        )
+        with quiet_loading():
+            model = transformers.AutoModel.from_pretrained(
+                str(model_folder), local_files_only=True, attn_implementation="eager"
+            )
         model.eval()
         # Before the export: the TorchScript exporter leaves the module changed
         # (its outputs drift to cosine ~0.95 afterwards, measured with torch 2.13).
@@ -130,9 +132,8 @@ def export(model_folder: Path, out: Path) -> None:
 
 
 def _import_exporters() -> tuple[Any, Any]:
-    # huggingface_hub reads these when first imported: the export is local only.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # The export reads a local folder only (local_files_only=True), so the hub stays
+    # as the application set it: no HF_HUB_OFFLINE for the whole process.
     try:
         import torch
     except ImportError as exc:
@@ -145,9 +146,6 @@ def _import_exporters() -> tuple[Any, Any]:
         raise MissingDependencyError(
             "transformers", "local", purpose="exporting the embedding model to ONNX"
         ) from exc
-    from ragloom._threads import quiet_model_libraries
-
-    quiet_model_libraries()
     return torch, transformers
 
 
