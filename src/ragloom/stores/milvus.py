@@ -18,9 +18,9 @@ base's name, since Milvus allows only letters, digits and ``_``):
   a vector field in every collection; this one has a 2-dimensional placeholder.
 
 Keyword search is Milvus's BM25 (``FunctionType.BM25``) over the same terms as the
-other stores, with k1=1.2 and b=0.75; Milvus's idf is Lucene's
-``ln(1 + (N - n + 0.5) / (n + 0.5))`` (FTS5's has no ``1 +`` and a floor), so scores
-and the order of near ties differ a little from the embedded stores.
+other stores, with the same formula (Lucene's idf, k1=1.2, b=0.75) but Milvus's own
+statistics (float32, per segment), so raw scores differ by a few per cent from the
+other stores and near ties may order differently.
 
 Milvus has no multi-row transactions: a write is ordered so that a crash leaves at
 worst stale extra chunks of a document whose record has not changed yet, which the

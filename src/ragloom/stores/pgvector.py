@@ -46,7 +46,7 @@ from ragloom.errors import (
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
 from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to_score
-from ragloom.retrieval.tokenize import tokenize
+from ragloom.retrieval.tokenize import query_terms, tokenize
 from ragloom.stores.exact import METRICS, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.pgvector_sql import (
@@ -71,8 +71,6 @@ IndexKind = Literal["exact", "hnsw"]
 _OPERATORS: dict[str, str] = {"cosine": "<=>", "euclidean": "<->", "dot": "<#>"}
 _OPCLASSES: dict[str, str] = {"cosine": "vector_cosine_ops", "euclidean": "vector_l2_ops",
                               "dot": "vector_ip_ops"}
-#: Distinct query words kept from one keyword query (as the SQLite store).
-MAX_QUERY_TERMS = 200
 
 
 def _psycopg() -> Any:
@@ -480,12 +478,10 @@ class PgVectorStore:
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
     ) -> list[VectorMatch]:
-        """Chunks ranked by BM25 (FTS5's formula, k1=1.2, b=0.75) for the words of ``text``;
+        """Chunks ranked by BM25 (ragloom.stores.bm25's formula: Lucene's idf, k1=1.2,
+        b=0.75) for the words of ``text``;
         ties break by chunk id; ``raw_score`` is the BM25 value."""
-        counts: Counter[str] = Counter()
-        for term in tokenize(text):
-            if term in counts or len(counts) < MAX_QUERY_TERMS:
-                counts[term] += 1
+        counts = {term: repeats for term, _, repeats in query_terms(text)}
         if not counts or top_k <= 0:
             return []
         where, params = compile_filters(filters)

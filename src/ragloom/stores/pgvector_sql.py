@@ -218,7 +218,7 @@ INSERT_CHUNKS = """
                              %s::int[], %s::text[], %s::jsonb[], %s::vector[], %s::int[])
     RETURNING pk, id"""
 
-# BM25 as SQLite FTS5's bm25() (see ragloom.stores.bm25), over the postings of the query
+# BM25 as ragloom.stores.bm25 computes it (Lucene's idf), over the postings of the query
 # terms. Parameters: cid, terms[], repeats[], cid, cid, then the filter's, then top_k.
 BM25_SQL = """
     WITH q AS (SELECT * FROM unnest(%s::text[], %s::int[]) AS q(term, repeats)),
@@ -227,8 +227,7 @@ BM25_SQL = """
               FROM ragloom_collections WHERE id = %s),
     weights AS (
         SELECT q.term, q.repeats,
-               CASE WHEN ln((stats.n_total - df.n + 0.5) / (df.n + 0.5)) > 0
-                    THEN ln((stats.n_total - df.n + 0.5) / (df.n + 0.5)) ELSE 1e-6 END AS idf
+               ln(1.0 + (stats.n_total - df.n + 0.5) / (df.n + 0.5)) AS idf
         FROM q CROSS JOIN stats
         JOIN LATERAL (SELECT COUNT(*)::float8 AS n FROM ragloom_postings p
                       WHERE p.collection_id = %s AND p.term = q.term) AS df ON df.n > 0),

@@ -92,7 +92,7 @@ from ragloom.stores.sqlite_schema import (
     ids_json,
     to_json,
 )
-from ragloom.types import Document, Embedding, TextChunk, VectorEntry, VectorMatch
+from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 
 _STORE = "SqliteVectorStore"
 
@@ -763,6 +763,22 @@ class SqliteVectorStore:
             row = conn.execute("SELECT COUNT(*) FROM chunks WHERE collection_id = ?",
                                (self._cid,)).fetchone()
             return int(row[0])
+
+    def export_entries(self, batch_size: int = 1000) -> Iterator[list[VectorEntry]]:
+        """Every chunk with its vector, in batches, in insertion order (``ragloom migrate``)."""
+        after = -1
+        while True:
+            with self._lock, self._read() as conn:
+                if self._cid is None:
+                    return
+                rows = conn.execute(
+                    f"SELECT pk, vector, {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? "
+                    "AND pk > ? ORDER BY pk LIMIT ?", (self._cid, after, batch_size)).fetchall()
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield [VectorEntry(chunk=self._chunk(row[2:]), embedding=Vector(
+                np.frombuffer(row[1], dtype=VECTOR_DTYPE).astype(np.float32))) for row in rows]
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
