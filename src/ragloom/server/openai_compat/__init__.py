@@ -32,7 +32,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     )
     from ragloom.server.openai_compat.collections import VectorStoreCollections
     from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.errors import OpenAIRoute
+    from ragloom.server.openai_compat.errors import ERROR_RESPONSES, OpenAIRoute
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.responses import ResponsesEngine
@@ -51,7 +51,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         yield
 
     router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
-                       lifespan=lifespan)
+                       lifespan=lifespan, responses=ERROR_RESPONSES)
     files.add_routes(router, deps, db)
     api = vector_stores.VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)

@@ -16,7 +16,7 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ragloom.errors import (
     ConfigurationError,
@@ -28,6 +28,29 @@ from ragloom.errors import (
 )
 
 log = logging.getLogger("ragloom.server.openai")
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """OpenAI's error body."""
+
+    error: ErrorDetail
+
+
+#: Documented on every route of the router (the status codes it answers with).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": what}
+    for status, what in ((400, "Invalid request or unsupported option"),
+                         (401, "Missing or unknown API key"),
+                         (404, "No such object for this tenant"),
+                         (413, "Upload too large"), (429, "Rate limit reached"),
+                         (500, "Server error"), (502, "The model provider failed"))}
 
 
 class OpenAIError(Exception):
@@ -103,10 +126,14 @@ class OpenAIRoute(APIRoute):
             try:
                 return await handler(request)
             except Exception as exc:
-                from fastapi import HTTPException
+                from starlette.exceptions import HTTPException
 
-                if isinstance(exc, HTTPException) and exc.status_code in (401, 403, 413, 429):
-                    raise  # the core's auth, size and rate limits answer these themselves
+                if isinstance(exc, HTTPException):
+                    if exc.status_code in (401, 403, 413, 429):
+                        raise  # the core's auth, size and rate limits answer these itself
+                    # FastAPI's own refusals, e.g. a body that is not JSON or not UTF-8.
+                    exc = OpenAIError(exc.status_code if exc.status_code < 500 else 400,
+                                      str(exc.detail), code="invalid_body")
                 status, body = getattr(exc, "status", None), getattr(exc, "body", None)
                 if isinstance(status, int) and callable(body):  # the core's ApiError
                     return JSONResponse(body(), status_code=status,
