@@ -28,7 +28,7 @@ $(VENV)/.local: pyproject.toml $(VENV)/.torch
 	@touch $@
 
 $(VENV)/.dev: pyproject.toml $(VENV)/.local
-	$(PIP) install -e ".[local,dev,formats,providers,server,graph,pgvector,milvus]"
+	$(PIP) install -e ".[local,dev,formats,providers,server,graph,pgvector,milvus,ann]"
 	@touch $@
 
 demo: $(VENV)/.local
