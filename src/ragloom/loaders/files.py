@@ -19,6 +19,7 @@ from typing import Any
 from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.loaders.base import (
     LoadResult,
+    Parsed,
     ParseFunction,
     ParseLimits,
     iso_utc,
@@ -27,6 +28,7 @@ from ragloom.loaders.base import (
 )
 from ragloom.loaders.detect import MIME_TYPES
 from ragloom.loaders.globs import any_match
+from ragloom.loaders.notices import captured_notices, log, summary
 from ragloom.loaders.parsers import parse_bytes
 
 
@@ -41,15 +43,25 @@ def parse_to_results(
     data: bytes, source: str, base: dict[str, Any], parse: ParseFunction,
     mime_type: str | None = None,
 ) -> list[LoadResult]:
-    """Parse ``data`` and build documents, turning every failure into a skip."""
-    try:
-        parsed = parse(data, source, mime_type)
-    except ParseError as exc:
-        return [LoadResult(source=source, reason=exc.reason)]
-    except MissingDependencyError as exc:
-        return [LoadResult(source=source, reason=str(exc))]
-    except Exception as exc:  # a parser bug or a library crash must not stop the batch
-        return [LoadResult(source=source, reason=f"parser failed: {type(exc).__name__}: {exc}")]
+    """Parse ``data`` and build documents, turning every failure into a skip.
+
+    What the parser library warns or logs meanwhile is caught: it ends the skip
+    reason of a file that fails, and goes to the debug log for one that parses."""
+    failure: str | None = None
+    parsed: list[Parsed] = []
+    with captured_notices() as notices:
+        try:
+            parsed = parse(data, source, mime_type)
+        except ParseError as exc:
+            failure = exc.reason
+        except MissingDependencyError as exc:
+            failure = str(exc)
+        except Exception as exc:  # a parser bug or a library crash must not stop the batch
+            failure = f"parser failed: {type(exc).__name__}: {exc}"
+    if failure is not None:
+        return [LoadResult(source=source, reason=failure + summary(notices))]
+    if notices:
+        log.debug("%s: the parser said: %s", source, " | ".join(notices))
     if parsed:
         fmt = str(parsed[0].metadata.get("format", ""))
         base = {**base, "mime_type": MIME_TYPES.get(fmt) or base.get("mime_type")
