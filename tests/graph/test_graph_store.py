@@ -116,3 +116,13 @@ def test_graph_setting_is_kept_with_the_knowledge_base(tmp_path: Path) -> None:
     assert SqliteGraph(store).settings() == {"extractor": "offline"}
     assert graph_indexer_for(store, enable=False, build=build) is None
     assert graph_indexer_for(store, enable=None, build=build) is None
+
+
+def test_an_unusable_extractor_saves_no_setting(tmp_path: Path) -> None:
+    from ragloom.errors import ConfigurationError
+
+    store = SqliteVectorStore(tmp_path / "kb.db", collection="kb")
+    with pytest.raises(ConfigurationError, match="needs a chat model"):
+        graph_indexer_for(store, enable=True, extractor="llm",
+                          build=lambda name, options: make_extractor(name))
+    assert SqliteGraph(store).settings() is None

@@ -72,9 +72,10 @@ def graph_indexer_for(
     name = str(extractor or (saved or {}).get("extractor") or "offline")
     kept = {k: v for k, v in (saved or {}).items() if k != "extractor"}
     chosen = {**kept, **{k: v for k, v in options.items() if v is not None}}
+    extractor_object = build(name, chosen)  # fails (and saves nothing) if unusable
     if saved is None or saved.get("extractor") != name or chosen != kept:
         graph.save_settings(name, **chosen)
-    return GraphIndexer(build(name, chosen), graph)
+    return GraphIndexer(extractor_object, graph)
 
 
 def graph_step(
