@@ -88,6 +88,10 @@ class VectorKnowledgeBase:
             self._chunker = default_chunker(self.embedder)
         return self._chunker
 
+    @chunker.setter
+    def chunker(self, chunker: Chunker) -> None:
+        self._chunker = chunker
+
     @property
     def index(self) -> DocumentIndex:
         """The store's document records; a plain VectorStore gets in-memory ones

@@ -57,6 +57,18 @@ def _summary(report: IngestReport) -> None:
         out.print(plain(f"  skipped {source}: {reason}"))
 
 
+def _configure_chunker(knowledge_base: Any, splitter: str | None, chunk_size: int | None,
+                       chunk_overlap: int | None) -> None:
+    """The splitter of --splitter/--chunk-size/--chunk-overlap over [chunking] in ragloom.toml."""
+    from ragloom.cli.common import settings_for
+    from ragloom.config import build_chunker
+
+    chunker = build_chunker(settings_for(), knowledge_base.embedder, splitter=splitter,
+                            chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    if chunker is not None:
+        knowledge_base.chunker = chunker
+
+
 def _with_cache(knowledge_base: Any, db: str | None) -> Any:
     """Wrap the embedder in the on-disk cache; returns the cache (to close)."""
     from ragloom.ingestion.cache import cache_path_for
@@ -129,6 +141,15 @@ def ingest_command(
     graph_llm: Annotated[str | None, typer.Option(
         "--graph-llm", help="Chat model of the llm extractor as provider:model "
         "[default: $RAGLOOM_LLM or local:smollm2]", show_default=False)] = None,
+    splitter: Annotated[str | None, typer.Option(
+        "--splitter", help="recursive, markdown, sentence, paragraph, line, word, character "
+        "[default: [chunking] in ragloom.toml, else recursive]", show_default=False)] = None,
+    chunk_size: Annotated[int | None, typer.Option(
+        "--chunk-size", min=1, help="Chunk size in the embedder's tokens (recursive, markdown)",
+        show_default=False)] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(
+        "--chunk-overlap", min=0, help="Tokens shared by neighbouring chunks",
+        show_default=False)] = None,
     json_output: JsonOption = False,
     server: ServerOption = None,
 ) -> None:
@@ -150,6 +171,7 @@ def ingest_command(
                 raise typer.Exit(1)
             return
         knowledge_base = open_knowledge_base(db, kb, embedder, create=True)
+        _configure_chunker(knowledge_base, splitter, chunk_size, chunk_overlap)
         knowledge_base.graph = graph_step(knowledge_base, graph, graph_extractor, graph_llm)
         embedding_cache = _with_cache(knowledge_base, db) if cache else None
         report = IngestReport()
