@@ -338,11 +338,23 @@ class MilvusStore:
             self._recount(documents)
             return removed
 
-    def delete_where(self, filters: MetadataFilters) -> int:
-        """Remove every chunk whose metadata matches ``filters``; returns how many."""
+    def delete_where(self, filters: MetadataFilters | None) -> int:
+        """Remove every chunk whose metadata matches ``filters`` (``None`` empties the
+        knowledge base); documents left without chunks lose their records too.
+        Returns how many chunks were removed."""
         with self._lock:
+            if self._load_info() is None:
+                return 0
             removed, documents = self._delete_chunks(compile_expression(filters) or "id != \"\"")
+            if filters is None:
+                self._call("deleting", "delete", self._docs_name, filter=f"id != \"{_INFO_ID}\"")
+                return removed
             self._recount(documents)
+            empty = [d.id for d in self.list_documents()
+                     if d.id in documents and d.chunk_count == 0]
+            if empty:
+                self._call("deleting", "delete", self._docs_name,
+                           filter=ids_expression("id", empty))
             return removed
 
     def replace_document(

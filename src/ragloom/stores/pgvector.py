@@ -332,16 +332,24 @@ class PgVectorStore:
             self._bump(conn, collection[0])
             return len(removed)
 
-    def delete_where(self, filters: MetadataFilters) -> int:
-        """Remove every chunk whose metadata matches ``filters``; returns how many."""
+    def delete_where(self, filters: MetadataFilters | None) -> int:
+        """Remove every chunk whose metadata matches ``filters`` (``None`` empties the
+        knowledge base) in one transaction; documents left without chunks lose their
+        records too. Returns how many chunks were removed."""
         where, params = compile_filters(filters)
         with self._conn() as conn, conn.transaction():
             collection = self._collection(conn, create=False, lock=True)
             if collection is None:
                 return 0
-            removed, documents = self._delete_where(conn, collection[0], where, params)
-            self._recount(conn, collection[0], documents)
-            self._bump(conn, collection[0])
+            cid = collection[0]
+            removed, documents = self._delete_where(conn, cid, where, params)
+            if filters is None:
+                conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s", (cid,))
+            else:
+                self._recount(conn, cid, documents)
+                conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s AND "
+                             "chunk_count = 0 AND id = ANY(%s)", (cid, sorted(documents)))
+            self._bump(conn, cid)
             return len(removed)
 
     def replace_document(

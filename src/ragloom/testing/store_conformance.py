@@ -261,6 +261,21 @@ class StoreConformance:
         assert store.delete_where(parse_filters({"key": "year", "op": ">", "value": 3000})) == 0
         assert store.count() == 5
         assert {c.id for c in self._all(store, 2)} == {f"c{i}" for i in range(5)}
+        rng = np.random.default_rng(9)
+        doc_a, entries_a = document_entries("a.txt", ["one", "two"], rng, dimension=2,
+                                            metadata={"lang": "en"})
+        doc_b, entries_b = document_entries("b.txt", ["three"], rng, dimension=2,
+                                            metadata={"lang": "de"})
+        store.replace_document(doc_a, entries_a)
+        store.replace_document(doc_b, entries_b)
+        # A document left without chunks loses its record (ingesting it again is not
+        # skipped); a document with chunks left keeps it, with the new count.
+        assert store.delete_where(parse_filters({"lang": "en"})) == 2
+        assert [d.source for d in store.list_documents()] == ["b.txt"]
+        assert store.delete_where(parse_filters({"key": "index", "op": "==", "value": 0})) == 1
+        assert store.list_documents() == []
+        assert store.delete_where(None) == 5  # None empties the knowledge base
+        assert store.count() == 0
 
     def test_rejects_wrong_embeddings(self, make_store: StoreFactory) -> None:
         store = make_store("cosine")
