@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -128,3 +129,25 @@ def test_raw_base64_is_little_endian_float32(url: str, embedder: HashingEmbedder
                                 "encoding_format": "base64"})
     raw = base64.b64decode(response.json()["data"][0]["embedding"])
     assert np.frombuffer(raw, dtype="<f4").shape == (32,)
+
+
+def test_a_model_failure_midstream_is_reported_not_dropped(tmp_path: Path) -> None:
+    from ragloom.errors import ProviderConnectionError
+
+    def broken(messages: list[ChatMessage]) -> str:
+        raise ProviderConnectionError("the model went away")
+
+    with serve(make_app(tmp_path, HashingEmbedder(16),
+                        ScriptedModel([broken], name="fake:broken"))) as base:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="key-a", max_retries=0)
+        with pytest.raises(openai.APIError, match="the model"):
+            list(client.chat.completions.create(
+                model="fake:broken", messages=[{"role": "user", "content": "hi"}],
+                stream=True))
+        events = list(client.responses.create(model="fake:broken", input="hi", stream=True))
+        assert [e.type for e in events][-2:] == ["error", "response.failed"]
+        with pytest.raises(openai.APIStatusError) as info:
+            client.chat.completions.create(model="fake:broken",
+                                           messages=[{"role": "user", "content": "hi"}])
+        assert info.value.status_code == 502
+        assert client.models.list().data  # the connection still serves

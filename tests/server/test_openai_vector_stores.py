@@ -193,6 +193,33 @@ def test_tenant_isolation(base_url: str, client: openai.OpenAI, store: dict[str,
     ):
         with pytest.raises(openai.NotFoundError):
             call()
+    batch = client.vector_stores.file_batches.create_and_poll(
+        vector_store_id=store["vs"], file_ids=[store["lunch.txt"]], poll_interval_ms=20)
+    fid = store["lunch.txt"]
+    for call in (
+        lambda: bob.vector_stores.update(store["vs"], name="mine"),
+        lambda: bob.vector_stores.files.retrieve(vector_store_id=store["vs"], file_id=fid),
+        lambda: bob.vector_stores.files.update(vector_store_id=store["vs"], file_id=fid,
+                                               attributes={"a": 1}),
+        lambda: bob.vector_stores.files.delete(vector_store_id=store["vs"], file_id=fid),
+        lambda: bob.vector_stores.files.content(vector_store_id=store["vs"], file_id=fid),
+        lambda: bob.vector_stores.file_batches.retrieve(batch.id, vector_store_id=store["vs"]),
+        lambda: bob.vector_stores.file_batches.cancel(batch.id, vector_store_id=store["vs"]),
+        lambda: bob.vector_stores.file_batches.list_files(batch.id,
+                                                          vector_store_id=store["vs"]),
+        lambda: bob.chat.completions.create(model="fake:scripted", messages=[
+            {"role": "user", "content": "x"}], extra_body={"vector_store_ids": [store["vs"]]}),
+    ):
+        with pytest.raises(openai.NotFoundError):
+            call()
+    with httpx.Client(base_url=base_url, headers={"Authorization": "Bearer key-bob"}) as http:
+        response = http.post("/v1/vector-io/query", json={"vector_db_id": store["vs"],
+                                                          "query": "lunch"})
+        assert response.status_code == 404
+    # Nothing bob tried changed alice's store.
+    assert client.vector_stores.retrieve(store["vs"]).name == "handbook"
+    assert client.vector_stores.files.retrieve(vector_store_id=store["vs"],
+                                               file_id=fid).attributes == DOCS["lunch.txt"][1]
     own = bob.vector_stores.create(name="bob")
     with pytest.raises(openai.NotFoundError):  # alice's file cannot go into bob's store
         bob.vector_stores.files.create(vector_store_id=own.id, file_id=store["lunch.txt"])

@@ -163,8 +163,11 @@ class VectorStoreAPI:
         for item in files:
             get_file(self.db, tenant, item.file_id)
             strategy = chunking.resolve(item.chunking_strategy or default_chunking)
-            attributes = item.attributes if item.attributes is not None else (
-                default_attributes or {})
+            attributes = item.attributes if item.attributes is not None else default_attributes
+            if attributes is None:  # attaching again without attributes keeps the old ones
+                known = self.db.row("SELECT attributes FROM oai_vs_files WHERE vs_id = ? AND "
+                                    "file_id = ?", (vs_id, item.file_id))
+                attributes = json.loads(known["attributes"]) if known else {}
             planned.append((item.file_id, dumps(attributes), dumps(strategy)))
         created = now()
         with self.db.write() as conn:
