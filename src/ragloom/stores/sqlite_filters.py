@@ -81,12 +81,7 @@ class _Compiler:
 
     def _equal_any(self, path: str, values: Sequence[object]) -> str:
         """True when the stored value equals one of ``values`` in value and kind."""
-        by_kind: dict[str, list[object]] = {}
-        for value in values:
-            kind = kind_of(value)
-            if kind is None:
-                raise FilterError(f"filter value {value!r} is not a string, number or boolean")
-            by_kind.setdefault(kind, []).append(_bind(value))
+        by_kind = _by_kind(values)
         if not by_kind:
             return "0"
         parts = []
@@ -102,10 +97,7 @@ class _Compiler:
         path = json_path(leaf.key)
         op = leaf.operator
         value = leaf.value
-        if op in ("in", "nin"):
-            values: Sequence[object] = value if isinstance(value, tuple) else (value,)
-        else:
-            values = (value,)
+        values = _leaf_values(leaf)
         if op in ("==", "in"):
             return self._equal_any(path, values)
         if op in ("!=", "nin"):
@@ -120,6 +112,24 @@ class _Compiler:
         value_sql = self._value(path)
         self.params.append(_bind(value))
         return f"({type_sql} IN {_KIND_TYPES[kind]} AND {value_sql} {op} ?)"
+
+
+def _by_kind(values: Sequence[object]) -> dict[str, list[object]]:
+    """Filter values grouped by kind, as SQLite receives them."""
+    by_kind: dict[str, list[object]] = {}
+    for value in values:
+        kind = kind_of(value)
+        if kind is None:
+            raise FilterError(f"filter value {value!r} is not a string, number or boolean")
+        by_kind.setdefault(kind, []).append(_bind(value))
+    return by_kind
+
+
+def _leaf_values(leaf: MetadataFilter) -> Sequence[object]:
+    value = leaf.value
+    if leaf.operator in ("in", "nin"):
+        return value if isinstance(value, tuple) else (value,)
+    return (value,)
 
 
 def compile_filters(
@@ -191,12 +201,7 @@ class _IndexedCompiler(_Compiler):
         return f"{self.column} IN (SELECT pk FROM chunk_meta WHERE path = ? AND {condition})"
 
     def _equal_key(self, key: str, values: Sequence[object]) -> str:
-        by_kind: dict[str, list[object]] = {}
-        for value in values:
-            kind = kind_of(value)
-            if kind is None:
-                raise FilterError(f"filter value {value!r} is not a string, number or boolean")
-            by_kind.setdefault(kind, []).append(_bind(value))
+        by_kind = _by_kind(values)
         if not by_kind:
             return "0"
         parts = []
@@ -209,10 +214,7 @@ class _IndexedCompiler(_Compiler):
     def leaf(self, leaf: MetadataFilter) -> str:
         op = leaf.operator
         value = leaf.value
-        if op in ("in", "nin"):
-            values: Sequence[object] = value if isinstance(value, tuple) else (value,)
-        else:
-            values = (value,)
+        values = _leaf_values(leaf)
         if op in ("==", "in"):
             return self._equal_key(leaf.key, values)
         if op in ("!=", "nin"):
