@@ -23,7 +23,8 @@ def file_object(row: Any) -> dict[str, Any]:
 
 
 def get_file(db: MetaDB, tenant: str, file_id: str) -> Any:
-    row = db.row("SELECT * FROM oai_files WHERE id = ? AND tenant = ?", (file_id, tenant))
+    row = db.row("SELECT * FROM oai_files WHERE id = ? AND tenant = ? AND "
+                 "(expires_at IS NULL OR expires_at > ?)", (file_id, tenant, now()))
     if row is None:
         raise not_found("file", file_id, "file_id")
     return row
@@ -77,8 +78,9 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB) -> None:
     def list_files(purpose: str | None = None, limit: int = Query(10_000),
                    order: str = "desc", after: str | None = None,
                    tenant: Any = tenant_dep) -> dict[str, Any]:
-        sql = "SELECT * FROM oai_files WHERE tenant = ?"
-        params: list[Any] = [tenant_id(tenant)]
+        sql = ("SELECT * FROM oai_files WHERE tenant = ? AND "
+               "(expires_at IS NULL OR expires_at > ?)")
+        params: list[Any] = [tenant_id(tenant), now()]
         if purpose is not None:
             sql += " AND purpose = ?"
             params.append(purpose)
