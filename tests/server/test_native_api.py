@@ -247,3 +247,45 @@ def test_log_lines_carry_request_id_and_time(live: LiveServer,
     line = json.loads(JsonFormatter().format(records[-1]))
     assert line["request_id"] == "trace-42"
     assert line["path"] == "/health" and line["status"] == 200 and line["duration_ms"] >= 0
+
+
+def test_blocked_model_calls_do_not_stall_searches(live: LiveServer, client: httpx.Client,
+                                                   handbook: dict[str, Any]) -> None:
+    import threading
+
+    from ragloom.testing import ScriptedModel
+
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def blocked(messages: Any) -> str:
+        entered.release()
+        release.wait(30)
+        return "The lunch break is 30 minutes [1]."
+
+    models = live.state.models
+    saved = models._model
+    models._model = (ScriptedModel([blocked]),)
+    answers: list[int] = []
+
+    def ask() -> None:
+        body = {"question": "How long is lunch?", "knowledge_bases": ["handbook"]}
+        answers.append(live.client().post("/api/ask", json=body).status_code)
+
+    askers = [threading.Thread(target=ask) for _ in range(4)]  # more than the model pool
+    try:
+        for thread in askers:
+            thread.start()
+        assert entered.acquire(timeout=30)  # a model call is in flight and held
+        for _ in range(5):
+            found = client.post("/api/search", json={"query": "lunch",
+                                                     "knowledge_bases": ["handbook"]})
+            assert found.status_code == 200
+        assert client.get("/api/knowledge-bases/handbook").status_code == 200
+        assert not answers  # every ask is still waiting for the model
+    finally:
+        release.set()
+        for thread in askers:
+            thread.join(30)
+        models._model = saved
+    assert answers == [200] * 4
