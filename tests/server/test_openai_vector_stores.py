@@ -270,3 +270,21 @@ def test_update_attributes_and_detach(client: openai.OpenAI) -> None:
     client.vector_stores.files.delete(vector_store_id=vs.id, file_id=fid)
     assert client.vector_stores.search(vs.id, query="penguins").data == []
     assert client.vector_stores.delete(vs.id).deleted
+
+
+def test_a_file_with_many_matching_chunks_does_not_crowd_out_the_others(
+        client: openai.OpenAI) -> None:
+    vs = client.vector_stores.create(name="crowd")
+    long_text = "\n\n".join(f"Beavers build dams, part {i}. " * 20 for i in range(40))
+    ids = [client.files.create(file=("long.txt", long_text.encode()), purpose="assistants").id]
+    ids += [client.files.create(file=(f"s{i}.txt", f"Note {i}: beavers swim.".encode()),
+                                purpose="assistants").id for i in range(3)]
+    client.vector_stores.file_batches.create_and_poll(
+        vector_store_id=vs.id, file_ids=ids, poll_interval_ms=20,
+        chunking_strategy={"type": "static", "static": {"max_chunk_size_tokens": 100,
+                                                        "chunk_overlap_tokens": 0}})
+    for mode in ("vector", "keyword", "hybrid"):
+        page = client.vector_stores.search(vs.id, query="beavers build dams",
+                                           max_num_results=4, extra_body={"search_mode": mode})
+        assert sorted(r.file_id for r in page.data) == sorted(ids), mode
+        assert page.data[0].file_id == ids[0] and len(page.data[0].content) == 3

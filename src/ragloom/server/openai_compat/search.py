@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.errors import RagError
-from ragloom.filters import MetadataFilters, parse_filters
+from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
 from ragloom.server.openai_compat.errors import bad_request
@@ -32,8 +32,12 @@ from ragloom.types import QueryMatch
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
 FILE_KEYS = ("file_id", "filename")
-#: Chunks fetched per result asked for: results are files, matches are chunks.
-CHUNK_MULTIPLIER = 5
+#: Chunks fetched per file asked for (results are files, matches are chunks). When
+#: the chunks found belong to too few files (one long file may fill the list), the
+#: search runs again without the files already found, up to MAX_PASSES times. Each
+#: chunk read back costs time, so the common case stays cheap.
+PER_FILE = 2
+MAX_PASSES = 5
 #: Best chunks shown per file.
 CHUNKS_PER_FILE = 3
 OPENAI_RANKERS = ("auto", "none", "default-2024-11-15")
@@ -132,14 +136,18 @@ def _ranker(request: SearchRequest) -> dict[str, Any]:
     return changes
 
 
-def search_options(request: SearchRequest, base: SearchOptions) -> SearchOptions:
+def search_options(request: SearchRequest, base: SearchOptions, *, top_k: int | None = None,
+                   exclude: Sequence[str] = ()) -> SearchOptions:
     mode = request.search_mode or "hybrid"
     if mode not in SEARCH_MODES:
         raise bad_request(f"search_mode must be one of {', '.join(SEARCH_MODES)}",
                           "search_mode", code="unsupported_value")
     filters = openai_filters(request.filters) if request.filters is not None else None
+    if exclude:
+        known = MetadataFilter("file_id", "nin", tuple(exclude))
+        filters = MetadataFilters((known,) if filters is None else (filters, known))
     try:
-        return base.with_(mode=mode, top_k=request.max_num_results * CHUNK_MULTIPLIER,
+        return base.with_(mode=mode, top_k=top_k or request.max_num_results * PER_FILE,
                           filters=filters, score_threshold=None, **_ranker(request))
     except RagError as exc:
         raise bad_request(str(exc), "ranker") from exc
@@ -188,18 +196,38 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     if request.rewrite_query:
         query = rewrite(query)
     threshold = request.ranking_options.score_threshold if request.ranking_options else None
+    limit = request.max_num_results
+    hits: list[FileHit] = []
+    for _ in range(MAX_PASSES):
+        found = [h.file_id for h in hits]
+        matches, more = _matches(kbs, request, query, (limit - len(hits)) * PER_FILE, found)
+        hits += group_by_file(matches, limit - len(hits), threshold)
+        below = threshold is not None and bool(matches) and matches[-1].score < threshold
+        if len(hits) >= limit or not more or below:
+            break
+    # Later passes rank without the files found first; order everything by score.
+    hits.sort(key=lambda h: -h.score)
+    return query, hits
+
+
+def _matches(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest, query: str,
+             top_k: int, exclude: Sequence[str]) -> tuple[list[QueryMatch], bool]:
+    """Chunk matches best first, and whether some store may have more."""
     matches: list[QueryMatch] = []
+    more = False
     for kb in kbs:
-        options = search_options(request, kb.search_options)
+        options = search_options(request, kb.search_options, top_k=top_k, exclude=exclude)
         try:
-            matches.extend(kb.search(query, options).matches)
+            found = kb.search(query, options).matches
         except RagError as exc:
             if "no keyword search" in str(exc) or "is empty" in str(exc):
                 raise bad_request(str(exc), "query") from exc
             raise
+        more = more or len(found) >= options.top_k
+        matches.extend(found)
     if len(kbs) > 1:
         matches.sort(key=lambda m: -m.score)
-    return query, group_by_file(matches, request.max_num_results, threshold)
+    return matches, more
 
 
 def hit_json(hit: FileHit) -> dict[str, Any]:
