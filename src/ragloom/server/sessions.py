@@ -85,10 +85,13 @@ class SessionStore:
                 for r in rows]
 
     def history(self, session: Session) -> list[ChatMessage]:
-        """The last turns, as chat messages for the model."""
-        recent = self.messages(session)[-HISTORY_TURNS:]
-        return [ChatMessage.user(m.content) if m.role == "user"
-                else ChatMessage.assistant(m.content) for m in recent]
+        """The last whole turns, as chat messages for the model (the library's chat
+        memory picks them: :class:`ragloom.chat.MessageWindowMemory`)."""
+        from ragloom.chat import MessageWindowMemory
+
+        messages = [ChatMessage.user(m.content) if m.role == "user"
+                    else ChatMessage.assistant(m.content) for m in self.messages(session)]
+        return MessageWindowMemory(HISTORY_TURNS).select(messages)
 
     def append(self, session: Session, question: str, answer: str,
                extra: dict[str, Any]) -> None:
