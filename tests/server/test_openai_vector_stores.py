@@ -288,3 +288,25 @@ def test_a_file_with_many_matching_chunks_does_not_crowd_out_the_others(
                                            max_num_results=4, extra_body={"search_mode": mode})
         assert sorted(r.file_id for r in page.data) == sorted(ids), mode
         assert page.data[0].file_id == ids[0] and len(page.data[0].content) == 3
+
+
+def test_pdfs_parse_in_a_bounded_worker(client: openai.OpenAI) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.cell(text="Capybaras are the largest rodents.")
+    vs = client.vector_stores.create(name="pdf")
+    good = client.files.create(file=("rodents.pdf", bytes(pdf.output())),
+                               purpose="assistants").id
+    broken = client.files.create(file=("broken.pdf", b"%PDF-1.4\n1 0 obj <<"),
+                                 purpose="assistants").id
+    batch = client.vector_stores.file_batches.create_and_poll(
+        vector_store_id=vs.id, file_ids=[good, broken], poll_interval_ms=20)
+    assert batch.file_counts.completed == 1 and batch.file_counts.failed == 1
+    failed = client.vector_stores.files.retrieve(vector_store_id=vs.id, file_id=broken)
+    assert failed.last_error is not None and failed.last_error.code == "invalid_file"
+    hit = client.vector_stores.search(vs.id, query="largest rodents").data[0]
+    assert hit.file_id == good and hit.filename == "rodents.pdf"
+    assert "Capybaras" in hit.content[0].text

@@ -17,13 +17,17 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
+import os
 import queue
+import tempfile
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
+from ragloom.loaders.detect import detect_format
 from ragloom.loaders.files import default_parser, parse_to_results
 from ragloom.server.openai_compat.chunking import chunker_for
 from ragloom.server.openai_compat.collections import VectorStoreCollections
@@ -49,16 +53,33 @@ def error_code(reason: str) -> str:
     return "invalid_file"
 
 
-def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str, Any]
-                 ) -> tuple[list[TextDocument], str]:
+#: Formats parsed in a separate process with a time and memory limit (their parsers
+#: are large libraries working on untrusted bytes); text formats parse in-process.
+ISOLATED_FORMATS = frozenset({"pdf", "docx", "pptx", "xlsx", "zip"})
+
+
+def _parse(data: bytes, filename: str, base: dict[str, Any],
+           worker: ParseWorker | None) -> tuple[list[LoadResult], str]:
+    """Load results and the source prefix they carry."""
+    if worker is None or detect_format(data, filename) not in ISOLATED_FORMATS:
+        return parse_to_results(data, filename, base, default_parser(),
+                                base["mime_type"]), filename
+    with tempfile.TemporaryDirectory(prefix="ragloom-oai-") as folder:
+        path = os.path.join(folder, os.path.basename(filename) or "upload")
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return worker.load(path), path
+
+
+def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str, Any],
+                 worker: ParseWorker | None = None) -> tuple[list[TextDocument], str]:
     """The documents of an uploaded file, or none and the reason."""
     base: dict[str, Any] = {"file_id": file_id, "filename": filename, "file_name": filename,
                             "attributes": attributes, "size": len(data),
                             "mime_type": mimetypes.guess_type(filename)[0]}
     if not data:
         return [], "empty file"
-    results: list[LoadResult] = parse_to_results(
-        data, filename, base, default_parser(), base["mime_type"])
+    results, prefix = _parse(data, filename, base, worker)
     documents: list[TextDocument] = []
     for result in results:
         if result.document is None:
@@ -66,8 +87,10 @@ def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str,
         document = result.document
         # The source is the file id (plus the record for JSON Lines), so a file is one
         # document set, whatever its name, and search results name it by its id.
-        part = document.source[len(filename):] if document.source.startswith(filename) else ""
-        metadata = {**dict(document.metadata), "source": f"{file_id}{part}"}
+        part = document.source[len(prefix):] if document.source.startswith(prefix) else ""
+        known = {k: v for k, v in base.items() if v is not None}
+        metadata = {**dict(document.metadata), **known, "source": f"{file_id}{part}"}
+        metadata.pop("parent_source", None)
         documents.append(TextDocument.create(document.text, source=f"{file_id}{part}",
                                              metadata=metadata))
     if not any(d.text.strip() for d in documents):
@@ -86,6 +109,7 @@ class VectorStoreIngestor:
         self._thread: threading.Thread | None = None
         self.idle = threading.Event()
         self.idle.set()
+        self._worker: ParseWorker | None = None  # used by the ingest thread only
 
     # ----------------------------------------------------------------- submitting
     def ensure_started(self) -> None:
@@ -144,8 +168,10 @@ class VectorStoreIngestor:
                     self._finish(vs_id, file_id, "invalid_file", "the file was deleted")
                 continue
             data = file_bytes(self.db, file_id)
+            if self._worker is None:
+                self._worker = ParseWorker(ParseOptions())
             documents, reason = documents_of(file_id, row["filename"], data,
-                                             json.loads(row["attributes"]))
+                                             json.loads(row["attributes"]), self._worker)
             if not documents:
                 self._finish(vs_id, file_id, error_code(reason), reason)
                 continue
