@@ -81,6 +81,9 @@ def open_stores(kinds: list[str], folder: Path) -> dict[str, Any]:
 
             from ragloom.stores.pgvector import PgVectorStore
 
+            # pgserver runs PostgreSQL as its own user when started as root, so the
+            # data folder's parents must be traversable.
+            folder.chmod(0o755)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")

@@ -8,6 +8,8 @@ skipped with a reason naming what to install, never passed silently.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,7 +49,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
 
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_url() -> Iterator[str]:
     """A PostgreSQL server with pgvector for this test session (pgserver)."""
     try:
         import pgserver  # type: ignore[import-not-found]
@@ -56,12 +58,19 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     except ImportError as exc:
         pytest.skip(f"PostgreSQL tests need pgserver, psycopg and psycopg_pool ({exc}); "
                     "install them with: pip install 'ragloom[pgvector]' pgserver")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
-    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-    yield str(server.get_uri())
-    server.cleanup()
+    # Started as root, pgserver runs PostgreSQL as its own user, which cannot enter
+    # pytest's private (0700) temporary folders: use a traversable folder of our own.
+    folder = Path(tempfile.mkdtemp(prefix="ragloom-pg-"))
+    folder.chmod(0o755)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        yield str(server.get_uri())
+        server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def unique_name(prefix: str) -> str:
@@ -108,6 +117,5 @@ def make_milvus_store(milvus_file: str) -> Iterator[Callable[..., Any]]:
         return store
 
     yield factory
-    for store in opened:
-        store.drop_collection()
+    for store in opened:  # the file is the session's: no need to drop collections
         store.close()

@@ -21,16 +21,6 @@ class TestPgVectorStore(StoreConformance):
         return make_pg_store  # type: ignore[no-any-return]
 
 
-class TestPgVectorStoreHnsw(StoreConformance):
-    """HNSW index on: unfiltered queries go through it, filtered ones stay exact."""
-
-    filter_examples = 10
-
-    @pytest.fixture
-    def make_store(self, make_pg_store: Any) -> StoreFactory:
-        return lambda metric="cosine": make_pg_store(metric, index="hnsw")
-
-
 class TestMilvusStore(StoreConformance):
     """Milvus Lite in process. Its BM25 has our formula (Lucene's idf, k1 1.2, b 0.75)
     over our terms, but its own statistics (float32, segment-level counts): raw
