@@ -13,10 +13,17 @@
 History comes from ``history=`` or from the session; the memory decides which of it
 reaches the model. With a session, the question and the answer (with its sources
 and the queries used) are appended to it.
+
+With ``answerer`` (a :class:`~ragloom.answering.answerer.GroundedAnswerer`, as
+``NaiveRag`` uses by default) the answer is checked against its sources: the model
+is asked the standalone query (after compression, the history has already done its
+work there) and an unsupported answer becomes a quote or a refusal. A grounded
+answer streams as one piece, after it is checked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -59,6 +66,7 @@ class AugmentedRag:
         temperature: float | None = None,
         max_answer_tokens: int = 256,
         no_context_answer: str = NO_CONTEXT_ANSWER,
+        answerer: Any = None,
     ) -> None:
         self.augmentor = augmentor
         self.model = model
@@ -68,6 +76,7 @@ class AugmentedRag:
         self.temperature = temperature
         self.max_answer_tokens = max_answer_tokens
         self.no_context_answer = no_context_answer
+        self.answerer = answerer
 
     # ---------------------------------------------------------------------- history
     def history(self, session: str | None, history: Sequence[ChatMessage] = ()
@@ -117,6 +126,19 @@ class AugmentedRag:
             return self.no_context_answer
         return None
 
+    def _grounded(self, result: AugmentationResult, session: str | None) -> AugmentedAnswer:
+        assert self.model is not None
+        question = result.query_texts[0] if result.query_texts else result.question
+        grounded = self.answerer.answer(question, result.contents, self.model)
+        answer = self._answer(result, grounded.answer, session, grounded.response)
+        return dataclasses.replace(answer, quote=grounded.quote,
+                                   citations=list(grounded.citations),
+                                   refused=grounded.refused, origin=grounded.origin)
+
+    def _use_answerer(self, result: AugmentationResult) -> bool:
+        return (self.answerer is not None and self.model is not None
+                and not result.retrieval_skipped and bool(result.contents))
+
     # ------------------------------------------------------------------------ query
     def query(self, question: str, filters: MetadataFilters | None = None, *,
               history: Sequence[ChatMessage] = (), session: str | None = None
@@ -126,6 +148,8 @@ class AugmentedRag:
         canned = self._canned(result)
         if canned is not None or self.model is None:
             answer = self._answer(result, canned or "", session)
+        elif self._use_answerer(result):
+            answer = self._grounded(result, session)
         else:
             response = self.model.chat(self.messages(result, remembered),
                                        temperature=self.temperature,
@@ -151,6 +175,14 @@ class AugmentedRag:
             if canned:
                 yield TokenEvent(text=canned)
             answer = self._answer(result, canned or "", session)
+        elif self._use_answerer(result):
+            try:
+                answer = self._grounded(result, session)
+            except Exception as exc:
+                yield ErrorEvent.of(exc)
+                return
+            if answer.answer:
+                yield TokenEvent(text=answer.answer)
         else:
             response: ChatResponse | None = None
             pieces: list[str] = []

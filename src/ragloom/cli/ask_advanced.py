@@ -39,12 +39,12 @@ class AskSettings:
     temperature: float | None = None
     max_answer_tokens: int = 256
     memory_size: int = 10
+    grounded: bool = True
 
 
 def wants_advanced(settings: AskSettings, knowledge_bases: int) -> bool:
     return bool(settings.session or settings.agent or settings.expand or settings.rerank
-                or settings.prompt_template or settings.metadata_keys or knowledge_bases > 1
-                or settings.stream or settings.temperature is not None)
+                or settings.prompt_template or settings.metadata_keys or knowledge_bases > 1)
 
 
 def scoring_model(spec: str, model: Any) -> Any:
@@ -110,9 +110,16 @@ def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, setting
     augmentor = RetrievalAugmentor(
         retrievers, query_transformer=ChainedQueryTransformer(*transformers),
         content_aggregator=aggregator, content_injector=injector, max_contents=options.top_k)
+    answerer = None
+    if settings.grounded and model is not None:
+        # As NaiveRag does by default: answers checked against their sources.
+        from ragloom.answering.answerer import GroundedAnswerer
+        from ragloom.answering.sentences import SentenceRanker
+
+        answerer = GroundedAnswerer(SentenceRanker(bases[0].embedder))
     return AugmentedRag(augmentor, model, memory=MessageWindowMemory(settings.memory_size),
                         sessions=sessions, temperature=settings.temperature,
-                        max_answer_tokens=settings.max_answer_tokens)
+                        max_answer_tokens=settings.max_answer_tokens, answerer=answerer)
 
 
 def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
