@@ -36,6 +36,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.responses import ResponsesEngine
+    from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
 
     if isinstance(deps, Deps):  # the core's generic wiring hands over its state
         from ragloom.server.openai_compat.wiring import deps_from_state
@@ -53,7 +54,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
                        lifespan=lifespan, responses=ERROR_RESPONSES)
     files.add_routes(router, deps, db)
-    api = vector_stores.VectorStoreAPI(deps, db, collections, ingestor)
+    api = VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens)
     responses_routes.add_routes(router, deps, engine)
