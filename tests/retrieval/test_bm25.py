@@ -120,3 +120,26 @@ def test_porter_stemmer_reference_words(word: str, stem: str) -> None:
 def test_tokenizer_matches_fts5_unicode61_remove_diacritics() -> None:
     assert tokenize("Café NAÏVE foo_bar 3.14 Running 🚀 日本語") == [
         "cafe", "naiv", "foo", "bar", "3", "14", "run", "日本語"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(docs=docs_strategy, removed=st.sets(st.integers(0, 24)), query=query_strategy,
+       fold=st.sampled_from(["before", "after", "between"]))
+def test_compaction_changes_nothing(
+    docs: list[str], removed: set[int], query: str, fold: str
+) -> None:
+    index = BM25Index()
+    half = len(docs) // 2
+    index.add((str(i), text) for i, text in enumerate(docs[:half]))
+    if fold == "before":
+        index.compact()
+    index.remove(str(i) for i in removed)
+    if fold == "between":
+        index.compact()
+    index.add((str(i), text) for i, text in enumerate(docs) if i >= half and i not in removed)
+    if fold == "after":
+        index.compact()
+    rebuilt = BM25Index()
+    rebuilt.add((str(i), text) for i, text in enumerate(docs) if i not in removed)
+    assert len(index) == len(rebuilt)
+    assert index.search(query, top_k=30) == rebuilt.search(query, top_k=30)

@@ -1,10 +1,15 @@
 """SqliteVectorStore's in-memory keyword index: same answers as FTS5, built when the
-mode says so, kept in step with this object's writes, dropped on other writers'."""
+mode says so, kept in step with this object's writes and, through the change log, with
+other writers' (another object, another process) without reloading."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,11 +18,13 @@ import numpy as np
 import pytest
 
 import ragloom.stores.sqlite as sqlite_module
+import ragloom.stores.sqlite_changes as sqlite_changes_module
+import ragloom.stores.sqlite_keyword as sqlite_keyword_module
 from ragloom.errors import ConfigurationError, StoreError
 from ragloom.filters import MetadataFilters, parse_filters
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.sqlite import AUTO_KEYWORD_INDEX_AFTER, SqliteVectorStore
-from ragloom.types import VectorEntry, VectorMatch
+from ragloom.types import Vector, VectorEntry, VectorMatch
 from tests.stores.conftest import document_entries, entry, make_chunk
 from tests.stores.test_sqlite import _corpus, _expected
 
@@ -191,7 +198,9 @@ def test_own_writes_update_the_index_in_place(db: Path) -> None:
     assert len(store._keyword or ()) == store.count()
 
 
-def test_another_writer_drops_the_copy_and_results_stay_right(db: Path) -> None:
+def test_another_writers_changes_are_applied_not_reloaded(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     documents, queries = _corpus(51, 150)
     store = SqliteVectorStore(db, keyword_index="memory")
     other = SqliteVectorStore(db, keyword_index="fts")
@@ -199,17 +208,96 @@ def test_another_writer_drops_the_copy_and_results_stay_right(db: Path) -> None:
     fts = SqliteVectorStore(db, keyword_index="fts")
     texts = [" ".join(query) for query in queries[:8]]
     compare(store, fts, texts, 10)
+    store.query(Vector(np.array([1.0, 0.0], dtype=np.float32)), top_k=3)  # load vectors
+
+    def no_reload(*args: object) -> None:
+        raise AssertionError("the whole collection was reloaded after another's write")
+
+    monkeypatch.setattr(SqliteVectorStore, "_load_matrix", staticmethod(no_reload))
+    monkeypatch.setattr(sqlite_module, "BM25Index", no_reload)
     other.add([*corpus_entries(documents)[100:], entry(make_chunk("new", "okapi"), [1, 1])])
-    # The next query sees the new generation, drops the copy and answers on FTS5...
+    # The next query applies the 51 changed chunks to both caches, nothing else.
     assert [m.chunk.id for m in store.keyword_query("okapi")] == ["new"]
-    assert not store.keyword_index_loaded and store._keyword_builds == 1
-    # ...and the one after rebuilds it from the current texts.
+    assert store.keyword_index_loaded and store._keyword_builds == 1
+    assert store._memory.catch_ups == 1
     compare(store, fts, texts, 10)
-    assert store._keyword_builds == 2
-    other.delete(["new"])
-    assert store.keyword_query("okapi") == []
+    other.delete(["new", "d003"])
+    other.add([entry(make_chunk("d004", "okapi okapi"), [3, 1])])  # text and vector change
+    assert [m.chunk.id for m in store.keyword_query("okapi")] == ["d004"]
     compare(store, fts, texts, 10)
-    assert store._keyword_builds == 3
+    probe = Vector(np.array([3.0, 1.0], dtype=np.float32))
+    assert [m.chunk.id for m in store.query(probe, top_k=1)] == ["d004"]
+    assert store.count() == fts.count() == 149
+    assert len(store._keyword or ()) == 149 and store._keyword_builds == 1
+
+
+def test_a_second_process_writes(db: Path) -> None:
+    documents, queries = _corpus(52, 60)
+    store = SqliteVectorStore(db, keyword_index="memory")
+    store.add(corpus_entries(documents[:40]))
+    assert store.warm_keyword_index()
+    store.query(Vector(np.array([1.0, 0.0], dtype=np.float32)), top_k=1)
+    script = textwrap.dedent(f"""
+        import numpy as np
+        from ragloom.stores.sqlite import SqliteVectorStore
+        from ragloom.types import TextChunk, TextDocument, Vector, VectorEntry
+        store = SqliteVectorStore({str(db)!r})
+        doc = TextDocument.create("zebra crossing", source="other-process")
+        chunk = TextChunk.create(doc, "zebra crossing", index=0, start=0, end=14)
+        store.add([VectorEntry(chunk=chunk, embedding=Vector(np.array([0.0, 9.0], "f4")))])
+        store.delete(["d000", "d001"])
+        store.close()
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    found = store.keyword_query("zebra")
+    assert [m.chunk.text for m in found] == ["zebra crossing"]
+    assert store.keyword_index_loaded and store._keyword_builds == 1
+    nearest = store.query(Vector(np.array([0.0, 1.0], dtype=np.float32)), top_k=1)
+    assert nearest[0].chunk.text == "zebra crossing" and store.count() == 39
+    compare(store, SqliteVectorStore(db, keyword_index="fts"),
+            [" ".join(query) for query in queries[:5]], 10)
+
+
+def test_large_changes_rebuild_in_the_background(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_keyword_module, "CATCH_UP_LIMIT", 5)
+    documents, queries = _corpus(53, 80)
+    store = SqliteVectorStore(db, keyword_index="memory")
+    store.add(corpus_entries(documents[:40]))
+    assert store.warm_keyword_index()
+    SqliteVectorStore(db).add(corpus_entries(documents)[40:])
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    texts = [" ".join(query) for query in queries[:6]]
+    # Too many changes to apply on the query path: FTS5 answers, right, meanwhile.
+    for text in texts:
+        assert_same(store.keyword_query(text), fts.keyword_query(text))
+    deadline = time.monotonic() + 30
+    while not store.keyword_index_loaded and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.keyword_index_loaded and store._keyword_builds == 2
+    compare(store, fts, texts, 10)
+
+
+def test_a_pruned_change_log_falls_back_to_reloading(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_changes_module, "KEEP", 3)
+    documents, queries = _corpus(54, 30)
+    store = SqliteVectorStore(db, keyword_index="memory")
+    store.add(corpus_entries(documents[:10]))
+    assert store.warm_keyword_index()
+    store.query(Vector(np.array([1.0, 0.0], dtype=np.float32)), top_k=1)
+    other = SqliteVectorStore(db)
+    for n in range(10, 30):  # one write each: the log keeps the last 3 rows only
+        other.add(corpus_entries(documents)[n:n + 1])
+    fts = SqliteVectorStore(db, keyword_index="fts")
+    texts = [" ".join(query) for query in queries[:6]]
+    for text in texts:
+        assert_same(store.keyword_query(text), fts.keyword_query(text))
+    assert store.count() == 30
+    probe = Vector(np.array([1.0, 29.0], dtype=np.float32))
+    assert store.query(probe, top_k=1)[0].chunk.id == "d029"
 
 
 def test_a_rolled_back_write_leaves_the_index_right(
@@ -239,21 +327,26 @@ def test_a_write_during_the_build_is_not_lost(db: Path, monkeypatch: pytest.Monk
     store.add([entry(make_chunk("a", "first text"), [1, 0])])
 
     class WritesWhileBuilding(BM25Index):
+        writes = 1
+
         def add(self, items: Iterable[tuple[str, str]]) -> None:
-            # Another thread's write through the same object, while texts are tokenised.
-            worker = threading.Thread(
-                target=store.add, args=([entry(make_chunk("b", "second text"), [0, 1])],))
-            worker.start()
-            worker.join()
+            # Another thread's write through the same object, while texts are tokenised
+            # (the first add only: later ones apply the change log, under the lock).
+            if WritesWhileBuilding.writes:
+                WritesWhileBuilding.writes -= 1
+                worker = threading.Thread(
+                    target=store.add, args=([entry(make_chunk("b", "second text"), [0, 1])],))
+                worker.start()
+                worker.join()
             super().add(items)
 
     monkeypatch.setattr(sqlite_module, "BM25Index", WritesWhileBuilding)
-    # The snapshot misses "b": the build is thrown away and FTS5 answers this query.
+    # The snapshot misses "b": the change log brings it in when the index is installed.
     assert [m.chunk.id for m in store.keyword_query("text")] == ["a", "b"]
-    assert not store.keyword_index_loaded
+    assert store.keyword_index_loaded and len(store._keyword or ()) == 2
     monkeypatch.undo()
     assert [m.chunk.id for m in store.keyword_query("second")] == ["b"]
-    assert store.keyword_index_loaded and len(store._keyword or ()) == 2
+    assert store._keyword_builds == 1
 
 
 def test_threads_query_write_and_build_at_once(db: Path) -> None:

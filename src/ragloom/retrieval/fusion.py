@@ -223,18 +223,22 @@ def weighted_fusion(
 def alpha_fusion(
     vector: Ranking, keyword: Ranking, *, alpha: float = 0.5,
     normalization: Normalization = "minmax", depth: int | None = None,
+    cut: tuple[bool, bool] | None = None,
 ) -> list[Fused]:
     """Weighted fusion of a vector and a keyword list: ``alpha`` 1 is vector only, 0 keyword.
 
     ``depth`` is how many results each side was asked for: a shorter list holds
     everything that side found, so its range starts at the side's no-evidence score
     (:data:`VECTOR_FLOOR`, :data:`KEYWORD_FLOOR`). Without it both lists count as cut.
+    ``cut`` says it directly instead (vector, keyword), e.g. for lists filtered after
+    the search.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("alpha must be between 0 (keyword only) and 1 (vector only)")
-    cut = [depth is None or len(ranking) >= depth for ranking in (vector, keyword)]
+    if cut is None:
+        cut = (depth is None or len(vector) >= depth, depth is None or len(keyword) >= depth)
     return weighted_fusion([vector, keyword], [alpha, 1.0 - alpha], normalization=normalization,
-                           floors=[VECTOR_FLOOR, KEYWORD_FLOOR], cut=cut)
+                           floors=[VECTOR_FLOOR, KEYWORD_FLOOR], cut=list(cut))
 
 
 def fuse_hybrid(
@@ -246,18 +250,19 @@ def fuse_hybrid(
     alpha: float = 0.5,
     normalization: Normalization = "minmax",
     depth: int | None = None,
+    cut: tuple[bool, bool] | None = None,
 ) -> list[Fused]:
     """Fuse a vector and a keyword ranking with the ranker named as in ``SearchOptions``.
 
     Keyword items with a score at or below :data:`KEYWORD_FLOOR` are no match and are
-    left out; ``depth`` is as in :func:`alpha_fusion`.
+    left out; ``depth`` and ``cut`` are as in :func:`alpha_fusion`.
     """
     keyword = [(item_id, score) for item_id, score in keyword if score > KEYWORD_FLOOR]
     if ranker == "rrf":
         return reciprocal_rank_fusion([vector, keyword], k=impact_factor)
     if ranker == "weighted":
         return alpha_fusion(vector, keyword, alpha=alpha, normalization=normalization,
-                            depth=depth)
+                            depth=depth, cut=cut)
     raise ValueError(f"unknown ranker {ranker!r}; use one of {', '.join(RANKERS)}")
 
 

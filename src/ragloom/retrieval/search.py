@@ -174,6 +174,8 @@ def fuse_matches(
     ``depth`` is how many matches each side was asked for (see
     :func:`~ragloom.retrieval.fusion.alpha_fusion`).
     """
+    # Cut short by the depth asked for? Decided before the threshold shortens them.
+    cut = None if depth is None else (len(dense) >= depth, len(sparse) >= depth)
     dense = _passing(dense, options.score_threshold)
     sparse = _passing(sparse, options.score_threshold)
     chunks = {m.chunk.id: m.chunk for m in sparse}
@@ -185,7 +187,7 @@ def fuse_matches(
         impact_factor=options.impact_factor,
         alpha=options.alpha,
         normalization=normalization_of(options),
-        depth=depth,
+        cut=cut,
     )
     return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
                        knowledge_base=knowledge_base) for item in fused]

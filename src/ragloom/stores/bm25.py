@@ -136,6 +136,8 @@ class BM25Index:
                 pair[0].append(slot)
                 pair[1].append(tf)
             self._pending += len(counts)
+            if slot % 4096 == 0:  # a big add folds as it goes: smaller peaks
+                self._maybe_merge()
         self._maybe_merge()
 
     def _new_slot(self, item_id: str) -> int:
@@ -201,7 +203,7 @@ class BM25Index:
         self._term_id = {term: int(new_tid[tid]) for term, tid in self._term_id.items()
                          if used[tid]}
         all_t = new_tid[all_t]
-        order = np.lexsort((all_s, all_t))
+        order = np.argsort(all_t, kind="stable")
         self._slots = all_s[order]
         tf_type = np.uint16 if all_f.size == 0 or int(all_f.max()) <= 0xFFFF else np.uint32
         self._tfs = all_f[order].astype(tf_type)
@@ -229,6 +231,8 @@ class BM25Index:
             parts_f.append(np.frombuffer(pair[1], dtype=np.uint32))
         slots = np.concatenate(parts_s) if len(parts_s) != 1 else parts_s[0]
         tfs = np.concatenate(parts_f) if len(parts_f) != 1 else parts_f[0]
+        if not self._dead:  # nothing removed since the last fold: every slot lives
+            return slots, tfs.astype(np.float64)
         living = self._alive[slots]
         return slots[living], tfs[living].astype(np.float64)
 

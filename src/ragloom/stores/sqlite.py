@@ -20,13 +20,15 @@ corrupts the file.
 Vector search is exact: the collection's vectors live in a
 :class:`~ragloom.stores.exact.DenseMatrix` rebuilt from the BLOBs on first use and
 changed only after a commit. Other connections (another store object, another
-process) are noticed through ``generation``, and the matrix is reloaded then.
+process) are noticed through ``generation``; their changes are then read from the
+change log (:mod:`ragloom.stores.sqlite_changes`) and applied, not reloaded.
 
 Keyword search runs on FTS5, or on an in-memory copy of the text index (a
 :class:`~ragloom.stores.bm25.BM25Index`, same formula, same results) once the store
 object has answered a few keyword queries (``keyword_index``): the copy is built from
 the chunk texts, changed after this object's own commits like the matrix, and
-dropped when ``generation`` shows another connection wrote (rebuilt on a later query).
+brought past other connections' writes from the change log (rebuilt in a background
+thread, FTS5 answering meanwhile, when that is too much or the log has moved on).
 
 The schema and SQL snippets live in :mod:`ragloom.stores.sqlite_schema`, FTS5 ranking
 and the in-memory copy's bookkeeping in :mod:`ragloom.stores.sqlite_keyword`.
@@ -53,6 +55,7 @@ from ragloom.errors import (
     DimensionMismatchError,
     EmbedderMismatchError,
     InvalidInputError,
+    RagError,
     StoreError,
 )
 from ragloom.filters import MetadataFilters
@@ -63,6 +66,7 @@ from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
+from ragloom.stores.sqlite_changes import changes_since, ensure_log, high_water, prune
 from ragloom.stores.sqlite_filters import compile_filters, compile_indexed_filters
 from ragloom.stores.sqlite_keyword import (
     AUTO_KEYWORD_INDEX_AFTER,
@@ -154,6 +158,7 @@ class SqliteVectorStore:
         self._memory = KeywordCopy()  # the in-memory keyword index and its counters
         self._fts = Fts5Ranker()  # FTS5 ranking, with its per-generation count caches
         self._conn: sqlite3.Connection | None = None
+        self._logged = False  # whether the file has the change log (set on connect)
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
         #: Extensions that store rows of their own with a document (the knowledge graph):
@@ -172,6 +177,8 @@ class SqliteVectorStore:
         self._matrix: DenseMatrix | None = None
         self._metric_db: Metric = self._metric_arg or "cosine"
         self._memory.index = None
+        # The change-log position the matrix is at (see ragloom.stores.sqlite_changes).
+        self._matrix_seq = 0
 
     def open(self) -> SqliteVectorStore:
         """Open (and create if needed) the file and load this collection's vectors."""
@@ -212,6 +219,7 @@ class SqliteVectorStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._ensure_schema(conn)
+            self._logged = ensure_log(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(
@@ -276,14 +284,32 @@ class SqliteVectorStore:
             )
         self._embedder, self._dimension, self._metric_db = embedder, dimension, metric
         if (cid, generation) != (self._cid, self._generation):
-            self._matrix = None
+            if cid != self._cid:
+                self._matrix = None
+                self._memory.index = None
+            else:
+                # Another connection wrote: apply its changes, not a reload.
+                self._catch_up(conn, cid)
             self._cid, self._generation = cid, generation
-            # Another connection wrote: rebuilding is the next keyword query's business.
-            self._memory.index = None
+
+    def _catch_up(self, conn: sqlite3.Connection, cid: int) -> None:
+        """Bring the loaded caches past other connections' changes (the change log)."""
+        if self._matrix is not None:
+            changes = changes_since(conn, cid, self._matrix_seq) if self._logged else None
+            if changes is None:
+                self._matrix = None  # the log does not reach back: reload on next use
+            else:
+                self._matrix.remove(changes.removed)
+                self._matrix.upsert((chunk_id, np.frombuffer(blob, dtype=VECTOR_DTYPE))
+                                    for _, chunk_id, _, blob in changes.current)
+                self._matrix_seq = changes.seq
+        if self._memory.catch_up(conn, cid, self._logged):
+            self._build_keyword_index_later()
 
     def _vectors(self, conn: sqlite3.Connection) -> DenseMatrix:
         """The collection's vectors in memory, loading them on first use."""
         if self._matrix is None:
+            self._matrix_seq = high_water(conn) if self._logged else 0
             self._matrix = self._load_matrix(conn, self._cid or 0, self._metric_db,
                                              self._dimension)
         if isinstance(self._matrix, ApproximateMatrix):
@@ -328,7 +354,15 @@ class SqliteVectorStore:
             self._sync(conn)
             saved = (self._cid, self._generation, self._embedder, self._dimension, self._matrix)
             yield conn
+            seq = None
+            if self._logged:
+                prune(conn)
+                seq = high_water(conn)
             conn.execute("COMMIT")
+            if seq is not None:
+                # The caches were caught up when this write began and the write's own
+                # changes are applied to them by the caller, after this.
+                self._matrix_seq = self._memory.seq = seq
         except BaseException as exc:
             # The transaction may already be gone; either way the database is unchanged.
             with suppress(sqlite3.Error):
@@ -717,10 +751,11 @@ class SqliteVectorStore:
         """Build the in-memory index from one snapshot of the chunk texts.
 
         Reading the texts holds ``_lock``; tokenising them (the slow part) does not, so
-        other threads keep querying (on FTS5) meanwhile. The index is installed only if
-        the collection is still at the snapshot's generation: a write in between
-        (by this object or another) would otherwise be missing from it. One build at a
-        time; with ``wait=False`` a query does not queue behind another's build.
+        other threads keep querying (on FTS5) meanwhile. Writes that land during the
+        build (by this object or another) are in the change log past the snapshot's
+        position and are applied when the index is installed; without a change log the
+        build is installed only if nothing was written meanwhile. One build at a time;
+        with ``wait=False`` a query does not queue behind another's build.
         """
         memory = self._memory
         if not memory.build_lock.acquire(blocking=wait):
@@ -732,19 +767,32 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return False
                 stamp = (self._cid, self._generation)
+                seq = high_water(conn) if self._logged else 0
                 rows = conn.execute("SELECT id, text FROM chunks WHERE collection_id = ?",
                                     (self._cid,)).fetchall()
             index = BM25Index()
             index.add(rows)
             del rows
-            with self._lock:
-                if (self._cid, self._generation) != stamp:
+            with self._lock, self._read() as conn:
+                if self._cid != stamp[0] or (
+                        not self._logged and self._generation != stamp[1]):
                     return False
-                memory.index = index
+                memory.index, memory.seq = index, seq
+                if memory.catch_up(conn, self._cid, self._logged):
+                    return False
                 memory.builds += 1
                 return True
         finally:
             memory.build_lock.release()
+
+    def _build_keyword_index_later(self) -> None:
+        """Rebuild the in-memory index in a background thread (FTS5 answers meanwhile)."""
+        def build() -> None:
+            with suppress(RagError, sqlite3.Error):
+                if self._conn is not None:  # not after close()
+                    self._build_keyword_index(wait=False)
+
+        threading.Thread(target=build, name="ragloom-keyword-index", daemon=True).start()
 
     def _fetch_rows(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, TextChunk]:
         """Chunks by their integer primary key (the FTS rowid)."""

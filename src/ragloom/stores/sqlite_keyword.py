@@ -24,6 +24,7 @@ import numpy as np
 
 from ragloom.retrieval.scores import bm25_to_score
 from ragloom.stores.bm25 import K1, BM25Index, contributions, lucene_idf
+from ragloom.stores.sqlite_changes import changes_since
 from ragloom.types import TextChunk, VectorEntry, VectorMatch
 
 #: Rows fetched past ``top_k`` so that ties at the cut-off are seen and broken by id.
@@ -41,6 +42,10 @@ KEYWORD_INDEX_MODES: tuple[str, ...] = get_args(KeywordIndexMode)
 #: (server, notebook, benchmark, chat session), where every later query is then more
 #: than 10x faster.
 AUTO_KEYWORD_INDEX_AFTER = 3
+#: Chunks changed by other connections that a query applies to the in-memory copy
+#: itself (tokenising them: about 0.1 s per 1,000); past that, the copy is rebuilt in
+#: a background thread and FTS5 answers meanwhile.
+CATCH_UP_LIMIT = 2_000
 
 
 def phrase(word: str) -> str:
@@ -265,9 +270,11 @@ class KeywordCopy:
         self.build_lock = threading.Lock()
         self.queries = 0
         self.builds = 0
-        # Exactly the chunks at the store's (_cid, _generation); None until built and
-        # whenever it might be stale.
+        self.catch_ups = 0
+        # Exactly the chunks as of change-log sequence ``seq`` (and the store's
+        # generation); None until built and whenever it cannot be brought up to date.
         self.index: BM25Index | None = None
+        self.seq = 0
 
     def wants(self, mode: KeywordIndexMode) -> bool:
         """Count a keyword query and say whether it should run on the in-memory index."""
@@ -292,3 +299,25 @@ class KeywordCopy:
         except BaseException:
             self.index = None
             raise
+
+    def catch_up(self, conn: sqlite3.Connection, cid: int, logged: bool) -> bool:
+        """Apply other connections' changes (the change log past ``seq``) to the index,
+        in the caller's read snapshot; returns True when that was not possible (too
+        many changes, or the log does not reach back) and the index was dropped, so
+        the store rebuilds it in the background while FTS5 answers."""
+        index = self.index
+        if index is None:
+            return False
+        changes = changes_since(conn, cid, self.seq, CATCH_UP_LIMIT) if logged else None
+        if changes is None:
+            self.index = None
+            return True
+        try:
+            index.remove(changes.removed)
+            index.add((chunk_id, text) for _, chunk_id, text, _ in changes.current)
+        except BaseException:
+            self.index = None
+            raise
+        self.seq = changes.seq
+        self.catch_ups += bool(changes.removed)
+        return False
