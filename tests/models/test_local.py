@@ -178,9 +178,12 @@ def test_a_changed_gguf_gets_a_new_cache_folder(fake_gguf: Path, tmp_path: Path)
 
 @pytest.fixture(scope="session")
 def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache directory holding the converted SmolLM2 (about 20 s, once per session)."""
+    """A cache directory holding the converted SmolLM2 and its NumPy layout (about 30 s,
+    once per session)."""
+    from ragloom.models.llama_numpy import export_numpy_cached
+
     cache = tmp_path_factory.mktemp("ragloom-cache")
-    convert_gguf_cached(local.smollm2_gguf_path(), cache_dir=cache)
+    export_numpy_cached(convert_gguf_cached(local.smollm2_gguf_path(), cache_dir=cache))
     return cache
 
 

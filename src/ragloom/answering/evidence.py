@@ -20,7 +20,8 @@ from ragloom.answering.grounding import content_words
 from ragloom.retrieval.stemmer import porter_stem
 
 # Words that say what kind of answer is wanted, not what the question is about.
-_FRAME_WORDS = """cost costs price prices fee fees charge charges pay paid much many long often
+_FRAME_WORDS = """amount cost costs price prices fee fees charge charges pay paid much many
+long often
 time times take takes took taken place happen happens mean means meaning allowed allow need
 needed required require get gets find found located kind sort type name named called tell
 told say said give given contain contains include includes start starts end ends open opens
@@ -34,9 +35,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("frequency", re.compile(r"\bhow often\b", re.I)),
     ("duration", re.compile(r"\bhow long\b|\bfor how (long|many (days|weeks|months|years|"
                             r"hours|minutes))\b", re.I)),
-    ("time", re.compile(r"\bwhat time\b|\bwhen does\b.*\b(open|close|start)\b|\bhours\b", re.I)),
+    ("time", re.compile(r"\bwhat time\b|\bwhen does\b.*\b(open|close|start)\b|"
+                        r"\b(opening|what) hours\b", re.I)),
     ("money", re.compile(r"\bhow much\b.*\b(cost|costs|charge|pay|fee|price|is|are|extra)\b|"
-                         r"\b(price|cost|fee|limit|allowance|rate)\b", re.I)),
+                         r"\b(price|cost|fee|limit|allowance)\b", re.I)),
     ("count", re.compile(r"\bhow many\b|\bwhat (number|percentage)\b", re.I)),
     ("person", re.compile(r"^\s*who\b", re.I)),
 )
@@ -49,7 +51,7 @@ _PATTERNS = {
                            r"fifteen|twenty|thirty))\s*(-\s*)?(seconds?|minutes?|hours?|days?|"
                            r"weeks?|months?|years?)\b", re.I),
     "time": re.compile(r"\d{1,2}[:.]\d{2}|\b\d{1,2}\s*(am|pm)\b", re.I),
-    "money": re.compile(r"[£$€]\s?\d|\d\s?(euros?|pounds?|dollars?|p)\b|\d+\.\d{2}\b|"
+    "money": re.compile(r"[£$€]\s?\d|\d\s?(euros?|pounds?|dollars?|p)\b|\d+\.\d+|"
                         r"price|\bfree\b", re.I),
     "count": re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
                         r"fifteen|twenty|thirty)\b", re.I),
@@ -71,8 +73,9 @@ def has_kind(text: str, kind: str | None) -> bool:
 
 
 def key_terms(question: str) -> list[str]:
-    """The question's content words that name its subject (frame words left out)."""
-    return [w for w in content_words(question) if w not in _FRAME and not w.isdigit()]
+    """The question's content words that name its subject (frame words left out;
+    numbers stay: "the Fibre 1000 plan" is not answered by text about Fibre 500)."""
+    return [w for w in content_words(question) if w not in _FRAME]
 
 
 def missing_terms(question: str, passages: Iterable[str]) -> list[str]:

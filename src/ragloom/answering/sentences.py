@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ragloom.answering.evidence import expected_kind, has_kind
-from ragloom.answering.grounding import content_words
+from ragloom.answering.grounding import content_words, numbers_in
 from ragloom.chunking.sentences import sentence_spans
 from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.stemmer import porter_stem
@@ -88,11 +88,19 @@ def split_sentences(text: str) -> list[str]:
     return merged
 
 
+def _echoes(text: str, asked: set[str]) -> bool:
+    """Whether a sentence says nothing the question does not already say."""
+    return not numbers_in(text) and set(_stems(text)) <= asked
+
+
 def is_heading(text: str) -> bool:
-    """A title or heading: short, no sentence end, mostly capitalised words."""
+    """A title or heading: short, no sentence end, mostly capitalised words (or up to
+    four words with no number, such as "Error codes")."""
     words = [w for w in re.findall(r"[^\W_]+", text) if not w.isdigit()]
     if not words or len(words) > 8 or _SENTENCE_END.search(text) or ";" in text:
         return False
+    if len(words) <= 4 and not any(ch.isdigit() for ch in text):
+        return True
     capitalised = sum(1 for w in words if w[0].isupper())
     return capitalised / len(words) >= 0.6 or text.lower().startswith(("slide ", "sheet:"))
 
@@ -138,7 +146,9 @@ class SentenceWeights:
     lexical: float = 0.4
     retrieval: float = 0.1
     kind: float = 0.15  # bonus when the sentence holds the kind of answer asked for
-    heading: float = 0.6  # factor for titles and headings, which rarely answer anything
+    # Factor for titles, headings, questions and sentences that only repeat the
+    # question's words (an FAQ's question line): they rarely answer anything.
+    heading: float = 0.6
 
 
 class SentenceRanker:
@@ -163,12 +173,13 @@ class SentenceRanker:
         retrieval = [matches[s.number - 1].score for s in sentences]
         w = self.weights
         kind = expected_kind(question)
+        asked = set(_stems(question))
         scored = []
         for s, d, lx, r in zip(sentences, dense, lexical, retrieval, strict=True):
             score = w.dense * d + w.lexical * lx + w.retrieval * r
             if kind is not None and has_kind(s.text, kind):
                 score += w.kind
-            if is_heading(s.text):
+            if is_heading(s.text) or s.text.rstrip().endswith("?") or _echoes(s.text, asked):
                 score *= w.heading
             scored.append(replace(s, score=score, dense=d, lexical=lx))
         return sorted(scored, key=lambda s: (-s.score, s.number, s.position))
