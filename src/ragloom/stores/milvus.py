@@ -30,8 +30,6 @@ one store object are serialised by a lock; consistency level is ``Strong``.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -53,7 +51,18 @@ from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to
 from ragloom.retrieval.tokenize import tokenize
 from ragloom.stores.exact import METRICS, Metric
 from ragloom.stores.memory import dense_values
-from ragloom.stores.milvus_expr import compile_expression, flat_filter_fields, ids_expression
+from ragloom.stores.milvus_expr import (
+    compile_expression,
+    flat_filter_fields,
+    ids_expression,
+    string_literal,
+)
+from ragloom.stores.milvus_schema import (
+    MAX_TEXT_BYTES,
+    chunks_schema,
+    collection_names,
+    documents_schema,
+)
 from ragloom.stores.pgvector_sql import plain
 from ragloom.stores.sqlite import CollectionStats
 from ragloom.stores.sqlite_keyword import keyword_matches
@@ -61,10 +70,7 @@ from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, V
 
 _STORE = "MilvusStore"
 IndexKind = Literal["exact", "hnsw"]
-_METRICS = {"cosine": "COSINE", "euclidean": "L2", "dot": "IP"}
 _INFO_ID = "#collection"
-#: Milvus's VARCHAR limit, in bytes.
-MAX_TEXT_BYTES = 65_535
 #: Milvus's largest ``limit`` for one search.
 MAX_TOP_K = 16_384
 _CHUNK_FIELDS = ["id", "document_id", "text", "metadata", "position"]
@@ -77,13 +83,6 @@ def _pymilvus() -> Any:
     except ImportError as exc:
         raise MissingDependencyError("pymilvus", "milvus", "the Milvus store") from exc
     return pymilvus
-
-
-def collection_names(name: str) -> tuple[str, str]:
-    """The Milvus collections (chunks, documents) of a knowledge base name."""
-    slug = re.sub(r"[^A-Za-z0-9_]", "_", name)[:40]
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return f"rl_{slug}_{digest}_c", f"rl_{slug}_{digest}_d"
 
 
 class MilvusStore:
@@ -195,17 +194,9 @@ class MilvusStore:
     def _ensure(self, dimension: int | None) -> dict[str, Any]:
         """Create the documents collection (and, once the dimension is known, the chunks
         collection); returns the record."""
-        pymilvus = _pymilvus()
         info = self._load_info()
         if info is None:
-            client = self._db()
-            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("id", pymilvus.DataType.VARCHAR, is_primary=True, max_length=512)
-            schema.add_field("source", pymilvus.DataType.VARCHAR, max_length=MAX_TEXT_BYTES)
-            schema.add_field("data", pymilvus.DataType.JSON)
-            schema.add_field("v", pymilvus.DataType.FLOAT_VECTOR, dim=2)
-            params = client.prepare_index_params()
-            params.add_index("v", index_type="FLAT", metric_type="L2")
+            schema, params = documents_schema(_pymilvus(), self._db())
             self._call("creating a collection", "create_collection", self._docs_name,
                        schema=schema, index_params=params, consistency_level="Strong")
             info = {"name": self.name, "embedder": None, "dimension": None,
@@ -216,38 +207,12 @@ class MilvusStore:
             self._save_info(info)
         if info["dimension"] is not None and not self._call(
                 "listing collections", "has_collection", self._chunks_name):
-            self._create_chunks(int(info["dimension"]), str(info["metric"]))
+            schema, params = chunks_schema(
+                _pymilvus(), self._db(), dimension=int(info["dimension"]),
+                metric=str(info["metric"]), index=self.index_kind, hnsw=self.hnsw)
+            self._call("creating a collection", "create_collection", self._chunks_name,
+                       schema=schema, index_params=params, consistency_level="Strong")
         return info
-
-    def _create_chunks(self, dimension: int, metric: str) -> None:
-        pymilvus = _pymilvus()
-        types = pymilvus.DataType
-        client = self._db()
-        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("id", types.VARCHAR, is_primary=True, max_length=512)
-        schema.add_field("document_id", types.VARCHAR, max_length=512)
-        schema.add_field("text", types.VARCHAR, max_length=MAX_TEXT_BYTES)
-        schema.add_field("terms", types.VARCHAR, max_length=MAX_TEXT_BYTES, enable_analyzer=True,
-                         analyzer_params={"tokenizer": "standard"})
-        schema.add_field("metadata", types.JSON)
-        schema.add_field("fm", types.JSON)
-        schema.add_field("position", types.JSON)
-        schema.add_field("dense", types.FLOAT_VECTOR, dim=dimension)
-        schema.add_field("sparse", types.SPARSE_FLOAT_VECTOR)
-        schema.add_function(pymilvus.Function(
-            name="bm25", function_type=pymilvus.FunctionType.BM25,
-            input_field_names=["terms"], output_field_names=["sparse"]))
-        params = client.prepare_index_params()
-        if self.index_kind == "hnsw":
-            m, ef_construction, _ = self.hnsw
-            params.add_index("dense", index_type="HNSW", metric_type=_METRICS[metric],
-                             params={"M": m, "efConstruction": ef_construction})
-        else:
-            params.add_index("dense", index_type="FLAT", metric_type=_METRICS[metric])
-        params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
-                         params={"bm25_k1": 1.2, "bm25_b": 0.75})
-        self._call("creating a collection", "create_collection", self._chunks_name,
-                   schema=schema, index_params=params, consistency_level="Strong")
 
     def _has_chunks(self) -> bool:
         info = self._load_info()
@@ -628,8 +593,6 @@ class MilvusStore:
 
 
 def _quote(text: str) -> str:
-    from ragloom.stores.milvus_expr import string_literal
-
     return string_literal(text)
 
 
