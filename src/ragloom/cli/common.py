@@ -33,8 +33,8 @@ DB_FILE_NAME = "ragloom.db"
 DbOption = Annotated[
     str | None,
     typer.Option("--db", help="Database: a folder or .db file (SQLite), postgresql://..., "
-                 "milvus://HOST:PORT or milvus:///path/file.db [default: $RAGLOOM_DB or "
-                 "./.ragloom]", show_default=False),
+                 "milvus://HOST:PORT or milvus:///path/file.db (default: $RAGLOOM_DB or "
+                 "./.ragloom)", show_default=False),
 ]
 KbOption = Annotated[
     str | None,

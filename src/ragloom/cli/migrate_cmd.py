@@ -17,7 +17,7 @@ def migrate_command(
     target: Annotated[str, typer.Option(
         "--to", help="Store to copy into (same forms as --from).", show_default=False)],
     kb: Annotated[list[str], typer.Option(
-        "--kb", help="Knowledge base to copy (repeatable) [default: all].",
+        "--kb", help="Knowledge base to copy (repeatable; default: all).",
         show_default=False)] = [],  # noqa: B006
     replace: Annotated[bool, typer.Option(
         "--replace", help="Drop a knowledge base of the same name in the target first.")] = False,
