@@ -17,7 +17,7 @@ import pytest
 
 from tests.server.conftest import free_port, wait_batch
 
-FILES = 60
+FILES = 40
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
          "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
          "upsilon", "phi", "chi", "psi", "omega"]
@@ -50,7 +50,7 @@ def server_paths(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 
 
 def _file(number: int) -> bytes:
-    words = [WORDS[(number * 7 + i * 13) % len(WORDS)] for i in range(3000)]
+    words = [WORDS[(number * 7 + i * 13) % len(WORDS)] for i in range(2000)]
     return (f"Document {number}.\n\n" + " ".join(words)).encode()
 
 
