@@ -52,7 +52,7 @@ class OfflineExtractor:
     ``same_passage`` relations (the most salient ones), bounding relations per chunk.
     """
 
-    key_phrases: int = 16
+    key_phrases: int = 10
     max_words: int = 3
     max_per_chunk: int = 8
 
