@@ -57,6 +57,8 @@ from ragloom.stores.pgvector_sql import (
     SCHEMA,
     SCHEMA_VERSION,
     STATS_SQL,
+    VECTOR_STORAGE_CHECK,
+    VECTOR_STORAGE_SET,
     compile_filters,
     plain,
     to_jsonb_text,
@@ -182,6 +184,8 @@ class PgVectorStore:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             for statement in SCHEMA:
                 conn.execute(statement)
+            if conn.execute(VECTOR_STORAGE_CHECK).fetchone()[0] != "m":
+                conn.execute(VECTOR_STORAGE_SET)
             row = conn.execute("SELECT value FROM ragloom_meta WHERE key = 'schema'").fetchone()
             if row is None:
                 conn.execute("INSERT INTO ragloom_meta VALUES ('schema', %s)",
