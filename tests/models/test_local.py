@@ -319,3 +319,20 @@ def test_both_backends_give_the_same_greedy_answer(smollm2_cache: Path) -> None:
 def test_unknown_backend_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="backend"):
         LocalChatModel(backend="cuda")
+
+
+@pytest.mark.integration
+def test_the_numpy_backend_answers_without_importing_torch(smollm2_cache: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ragloom.models.local import LocalChatModel\n"
+        f"model = LocalChatModel(cache_dir={str(smollm2_cache)!r})\n"
+        "text = model.chat('Say hello.', max_tokens=4).text\n"
+        "print(bool(text), 'torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=300)
+    assert done.stdout.split() == ["True", "False", "False"]
