@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -143,3 +144,22 @@ def test_compaction_changes_nothing(
     rebuilt.add((str(i), text) for i, text in enumerate(docs) if i not in removed)
     assert len(index) == len(rebuilt)
     assert index.search(query, top_k=30) == rebuilt.search(query, top_k=30)
+
+
+def test_folds_during_a_big_add_keep_every_posting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragloom.stores.bm25 as bm25_module
+
+    monkeypatch.setattr(bm25_module, "_MERGE_AT", 50)  # fold every few texts
+    rng = np.random.default_rng(5)
+    words = [f"w{n}" for n in range(300)]
+    texts = [(f"t{i:05d}", " ".join(rng.choice(words, size=12))) for i in range(9000)]
+    index = BM25Index()
+    index.add(texts[:4000])
+    index.remove(f"t{i:05d}" for i in range(0, 4000, 7))
+    index.add(texts[4000:])  # more than 4,096: folds while adding, new terms included
+    index.add([("t00007", "brandnew w1"), ("late", "w299 zzz")])
+    kept = [t for t in texts if t[0] not in {f"t{i:05d}" for i in range(0, 4000, 7)}]
+    rebuilt = BM25Index()
+    rebuilt.add([*kept, ("t00007", "brandnew w1"), ("late", "w299 zzz")])
+    for query in ("w1 w2 w3", "brandnew", "zzz w299", "w150 w150 w7"):
+        assert index.search(query, 25) == rebuilt.search(query, 25)

@@ -117,7 +117,9 @@ class BM25Index:
     def add(self, items: Iterable[tuple[str, str]]) -> None:
         """Index (id, text) pairs; an id already present is replaced."""
         term_id = self._term_id
+        added = 0
         for item_id, text in items:
+            added += 1
             if item_id in self._slot:
                 self.remove([item_id])
             counts = Counter(self.tokenizer(text))
@@ -138,7 +140,11 @@ class BM25Index:
             self._pending += len(counts)
             if slot % 4096 == 0:  # a big add folds as it goes: smaller peaks
                 self._maybe_merge()
-        self._maybe_merge()
+                term_id = self._term_id  # a fold renumbers the terms
+        if added >= 4096:  # a build: leave it all in the compact block
+            self.compact()
+        else:
+            self._maybe_merge()
 
     def _new_slot(self, item_id: str) -> int:
         slot = len(self._ids)
