@@ -157,8 +157,8 @@ class Fts5Ranker:
         rarest, enough of them to fill ``top_k``) is a candidate; the frequent terms
         are looked up on the candidates only. A row holding none of the selective terms
         scores less than the frequent terms' bounds together, so once the k-th best
-        candidate reaches that sum nothing else can enter; until then the next rarest
-        term joins the selective ones.
+        candidate reaches that sum nothing else can enter; until then the rarer half of
+        the frequent terms joins the selective ones.
         """
         total = self._rows(search, stamp)
         counts = self._word_counts(search, {word for _, word, _ in terms}, stamp)
@@ -192,7 +192,8 @@ class Fts5Ranker:
             best = sorted(scores.values(), reverse=True)
             if not frequent or (len(best) >= top_k and best[top_k - 1] >= margin):
                 return _with_ties(search, scores, top_k)
-            selective += 1
+            # The rarer half of the frequent terms joins: few rounds, not one per term.
+            selective += max(1, len(frequent) // 2)
 
     @staticmethod
     def _shares(rows: list[tuple[int, float]], item: _Term, total: int) -> dict[int, float]:
