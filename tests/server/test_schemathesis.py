@@ -23,7 +23,7 @@ from schemathesis.checks import (  # noqa: E402
 
 from tests.server.conftest import LiveServer, start_server  # noqa: E402
 
-MAX_EXAMPLES = 8
+MAX_EXAMPLES = 6
 CASES: list[str] = []
 
 
