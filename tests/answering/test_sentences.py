@@ -27,6 +27,8 @@ def test_wrapped_pdf_lines_are_joined_and_table_rows_kept_apart() -> None:
                                       "Up 8% on Q2"]
     assert split_sentences("## Holidays\n\n- Staff get **25 days**.") == [
         "Holidays", "Staff get 25 days."]
+    assert split_sentences("6. Error codes\n\nE4: water leak detected.") == [
+        "Error codes", "E4: water leak detected."]
 
 
 def test_headings_are_recognised() -> None:

@@ -79,6 +79,8 @@ def split_sentences(text: str) -> list[str]:
     for piece in cleaned:
         piece = f"{carry} {piece}" if carry else piece
         carry = ""
+        if re.fullmatch(r"\d+(\.\d+)*\.?", piece):
+            continue  # a section number ("6.") on its own says nothing
         if len(piece.split()) <= 2 and piece.endswith("."):
             carry = piece
         else:
