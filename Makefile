@@ -11,7 +11,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 DEMO_DB ?= .ragloom-demo
 DEMO_QUESTION ?= How long is the unpaid lunch break?
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,12 @@ demo: $(VENV)/.local
 	$(BIN)/ragloom ingest samples --db $(DEMO_DB)
 	$(BIN)/ragloom ask "$(DEMO_QUESTION)" --db $(DEMO_DB)
 
-test: $(VENV)/.dev
+test: $(VENV)/.dev chromium
 	$(BIN)/python -m pytest -q
+
+# tests/web drives Debian's Chromium (Playwright's own download is not used).
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench

@@ -4,7 +4,7 @@ The app owns a :class:`~ragloom.server.state.ServerState` (models loaded once an
 shared, the job worker started by the lifespan). Routes: the native API under
 ``/api``, the OpenAI-compatible API under ``/v1`` (when
 :mod:`ragloom.server.openai_compat` is installed), ``/health``, ``/ready``,
-``/metrics`` and the OpenAPI docs at ``/docs``.
+``/metrics``, the OpenAPI docs at ``/docs`` and the web page at ``/``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ragloom.server.native import build_native_router
 from ragloom.server.observability import RequestMiddleware
 from ragloom.server.settings import ServerSettings
 from ragloom.server.state import ServerState
+from ragloom.server.web import mount_web
 
 log = logging.getLogger("ragloom.server")
 
@@ -64,6 +65,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                        max_body_bytes=settings.max_upload_bytes)
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)
+    mount_web(app)
 
     @app.get("/health", response_model=Health, tags=["operations"])
     async def health() -> dict[str, str]:
