@@ -267,7 +267,7 @@ async function pollJob(jobId, setStatus) {
     }
     if (job.status !== "in_progress") {
       const detail = job.status === "completed"
-        ? job.chunks + " chunks"
+        ? job.chunks + (job.chunks === 1 ? " chunk" : " chunks")
         : job.error ? (job.error.reason ? job.error.reason + " — " : "") + job.error.message : "";
       setStatus(job.status, detail);
       if (state.screen === "docs") loadDocs().catch(report);
@@ -351,6 +351,15 @@ function quoteFor(source) {
   return q ? q.text : "";
 }
 
+// The server's model is "provider:model"; an answer names the model that wrote it, maybe
+// with a provider's version suffix. Neither containing the other: the fallback answered.
+function fromOtherModel(model) {
+  if (!model || !state.llm || state.llm === "none") return false;
+  const a = model.toLowerCase(), b = state.llm.toLowerCase();
+  const bare = (x) => x.slice(x.indexOf(":") + 1);
+  return !(a === b || a.includes(bare(b)) || b.includes(bare(a)));
+}
+
 function answerView() {
   const node = el("div", { class: "msg assistant" });
   const notices = el("div");
@@ -373,7 +382,7 @@ function answerView() {
       sources = done.sources || sources;
       const quotes = done.supporting_quotes || [];
       currentQuotes = quotes;
-      if (done.model && state.llm && done.model !== state.llm) {
+      if (fromOtherModel(done.model)) {
         notices.append(el("p", { class: "notice" }, "Answered by the fallback model " + done.model + "."));
       }
       if (done.origin === "quote") {
@@ -523,38 +532,39 @@ screens.graph = async function () {
   drawGraph(graph);
 };
 
-// A small force layout: circle start, repulsion, springs on relations, centring.
+// A small force layout (Fruchterman-Reingold): circle start, repulsion between all
+// nodes, springs along relations, a pull to the centre, cooling steps.
 function layout(nodes, edges, width, height) {
   const n = nodes.length;
   nodes.forEach((node, i) => {
     const angle = 2 * Math.PI * i / Math.max(n, 1);
-    node.x = width / 2 + (width / 3) * Math.cos(angle);
-    node.y = height / 2 + (height / 3) * Math.sin(angle);
+    node.x = width / 2 + (width / 4) * Math.cos(angle);
+    node.y = height / 2 + (height / 4) * Math.sin(angle);
   });
-  const ideal = Math.min(140, Math.sqrt(width * height / Math.max(n, 1)) * 0.8);
-  for (let step = 0; step < 200; step++) {
-    const cool = 1 - step / 200;
-    for (const a of nodes) { a.dx = (width / 2 - a.x) * 0.01; a.dy = (height / 2 - a.y) * 0.01; }
+  const k = 0.55 * Math.sqrt(width * height / Math.max(n, 1));
+  const steps = 250;
+  for (let step = 0; step < steps; step++) {
+    const temperature = (width / 10) * (1 - step / steps) + 1;
+    for (const a of nodes) { a.dx = (width / 2 - a.x) * 0.05; a.dy = (height / 2 - a.y) * 0.05; }
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
         const a = nodes[i], b = nodes[j];
-        let dx = a.x - b.x, dy = a.y - b.y;
-        const d2 = Math.max(dx * dx + dy * dy, 1);
-        const f = ideal * ideal / d2;
-        dx *= f; dy *= f;
-        a.dx += dx; a.dy += dy; b.dx -= dx; b.dy -= dy;
+        const dx = a.x - b.x, dy = a.y - b.y;
+        const d = Math.max(Math.sqrt(dx * dx + dy * dy), 0.5);
+        const f = k * k / d / d;
+        a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
       }
     }
-    for (const [a, b] of edges) {
+    for (const [a, b, r] of edges) {
       const dx = b.x - a.x, dy = b.y - a.y;
-      const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
-      const f = (d - ideal) / d * 0.1;
+      const d = Math.max(Math.sqrt(dx * dx + dy * dy), 0.5);
+      const f = d / k * Math.min(r.weight || 0.5, 1);
       a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
     }
     for (const a of nodes) {
       const len = Math.max(Math.sqrt(a.dx * a.dx + a.dy * a.dy), 1e-9);
-      const move = Math.min(len, 20 * cool + 1);
-      a.x = Math.min(width - 30, Math.max(30, a.x + a.dx / len * move));
+      const move = Math.min(len, temperature);
+      a.x = Math.min(width - 20, Math.max(20, a.x + a.dx / len * move));
       a.y = Math.min(height - 20, Math.max(20, a.y + a.dy / len * move));
     }
   }
@@ -584,7 +594,10 @@ function drawGraph(graph) {
       "data-entity": node.name, transform: "translate(" + node.x.toFixed(1) + " " + node.y.toFixed(1) + ")",
       onclick: () => openEntity(node.name),
       onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openEntity(node.name); } },
-    }, svg("circle", { r: radius.toFixed(1) }), svg("text", { x: radius + 3, y: 4 }, node.name));
+    }, svg("circle", { r: radius.toFixed(1) }),
+    // Labels on the right half point left so that they stay inside the view.
+    node.x > 560 ? svg("text", { x: -radius - 3, y: 4, "text-anchor": "end" }, node.name)
+      : svg("text", { x: radius + 3, y: 4 }, node.name));
     return g;
   });
   box.replaceChildren(svg("g", {}, ...lines), svg("g", {}, ...groups));
@@ -608,7 +621,7 @@ async function openEntity(name) {
       el("p", { class: "text" }, ...highlighted(m.text || "", e.name))));
     const neighbours = data.neighbours.map((nb) => el("button", {
       type: "button", onclick: () => openEntity(nb.name), title: nb.relation,
-    }, nb.name + " · " + nb.relation));
+    }, nb.name + " (" + nb.relation.replace(/_/g, " ") + ")"));
     const documents = [...new Set(data.mentions.map((m) => m.source || m.document_id))];
     panel.replaceChildren(
       el("h2", {}, e.name),
