@@ -97,9 +97,16 @@ def _make_blas_setting() -> ScopedSetting | None:
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return None
-    controller = ThreadpoolController()
+    # The controller knows the BLAS libraries loaded when it was made; an import
+    # since (torch, scipy...) may have loaded another, so it is made again then.
+    controllers: list[tuple[int, Any]] = [(len(sys.modules), ThreadpoolController())]
     # The limit in force (None: the library's own) and the limiter that undoes it.
     held: list[tuple[int, Any]] = []
+
+    def controller() -> Any:
+        if controllers[0][0] != len(sys.modules):
+            controllers[0] = (len(sys.modules), ThreadpoolController())
+        return controllers[0][1]
 
     def read() -> int | None:
         return held[0][0] if held else None
@@ -108,7 +115,7 @@ def _make_blas_setting() -> ScopedSetting | None:
         while held:
             held.pop()[1].restore_original_limits()
         if value is not None:
-            held.append((value, controller.limit(limits=value, user_api="blas")))
+            held.append((value, controller().limit(limits=value, user_api="blas")))
 
     return ScopedSetting(read, write)
 
