@@ -211,6 +211,18 @@ def test_script_in_a_document_or_an_answer_never_runs(server: Served, watched: W
     assert watched.dialogs == []
     no_errors(watched)
 
+    # Delete the document, then the knowledge base (each after a confirmation).
+    watched.accept_dialogs = True
+    page.click("#tabs a[data-screen=docs]")
+    page.click('#doc-table button[aria-label^="Delete"]')
+    page.wait_for_selector("#doc-table td >> text=No document yet.")
+    page.click("#tabs a[data-screen=kbs]")
+    page.click('#kb-table button[aria-label="Delete hostile"]')
+    page.wait_for_function("!document.querySelector('#kb-table tbody').textContent"
+                           ".includes('hostile')")
+    assert len(watched.dialogs) == 2 and all(d.startswith("confirm") for d in watched.dialogs)
+    no_errors(watched)
+
 
 @pytest.mark.parametrize("screen", ["kbs", "docs", "chat", "search", "graph"])
 def test_no_serious_accessibility_violation(server: Served, watched: Watched,

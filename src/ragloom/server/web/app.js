@@ -288,7 +288,11 @@ screens.chat = async function () {
 
 async function loadSessions() {
   const list = await api("/api/sessions");
-  const items = list.data.map((s) => el("li", {},
+  // The sessions over the knowledge base chosen in the header.
+  const current = state.kbs.find((kb) => kb.name === state.kb);
+  const mine = list.data.filter((s) => !current || s.knowledge_bases.includes(current.id));
+  if (state.session && !mine.some((s) => s.id === state.session)) state.session = null;
+  const items = mine.map((s) => el("li", {},
     el("button", {
       type: "button", class: "open", "aria-current": s.id === state.session ? "true" : null,
       title: s.title, onclick: () => openSession(s.id).catch(report),
