@@ -1,6 +1,6 @@
 """The web page served at ``/``: a static single-page app over the native API.
 
-Three files (``index.html``, ``app.js``, ``app.css``) ship in the wheel and are served
+``index.html``, ``app.css`` and one script per screen ship in the wheel and are served
 by ragloom itself (no CDN, works offline). The page sends a Content-Security-Policy
 that allows only its own script and style, so even a rendering mistake could not run
 a script carried by a document or an answer.
@@ -15,7 +15,9 @@ from fastapi.responses import Response
 
 from ragloom.server.errors import ApiError
 
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+SCRIPTS = ("core", "kbs", "docs", "chat", "search", "graph", "app")
+ASSETS = {**{f"{name}.js": "text/javascript; charset=utf-8" for name in SCRIPTS},
+          "app.css": "text/css; charset=utf-8"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
        "frame-ancestors 'none'")
