@@ -151,8 +151,9 @@ def main() -> None:
                 "quality": [row.to_dict() for row in rows],
                 "latency": latency(store, fast, queries[: args.latency_queries])}
             store.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            # Written after each store, so a long run keeps what it measured.
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print_table(report)
 
 
