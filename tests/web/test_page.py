@@ -6,6 +6,7 @@ the hostile document, accessibility and the API key prompt last since it adds a 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -104,9 +105,19 @@ def test_create_kb_upload_pdf_and_docx(server: Served, watched: Watched,
     page.wait_for_function("document.querySelectorAll('#doc-table tbody tr').length === 1")
     page.fill("#doc-filter", "")
     page.wait_for_function("document.querySelectorAll('#doc-table tbody tr').length === 2")
+    # Drag and drop goes through the same upload path as the picker.
+    page.evaluate("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["Ferries to Zanzibar leave at dawn."], "dropped.txt",
+                                {type: "text/plain"}));
+        document.querySelector("#drop").dispatchEvent(
+            new DragEvent("drop", {dataTransfer: data, bubbles: true, cancelable: true}));
+    }""")
+    page.wait_for_selector('#uploads li[data-file="dropped.txt"][data-status=completed]')
+    page.wait_for_selector("#doc-table td >> text=dropped.txt")
     watched.shot("documents")
     page.click("#tabs a[data-screen=kbs]")
-    page.wait_for_selector("#kb-table td.num >> text=2")
+    page.wait_for_selector("#kb-table td.num >> text=3")
     watched.shot("knowledge-bases")
     no_errors(watched)
 
@@ -221,6 +232,60 @@ def test_script_in_a_document_or_an_answer_never_runs(server: Served, watched: W
     page.wait_for_function("!document.querySelector('#kb-table tbody').textContent"
                            ".includes('hostile')")
     assert len(watched.dialogs) == 2 and all(d.startswith("confirm") for d in watched.dialogs)
+    no_errors(watched)
+
+
+def sse(*events: tuple[str, dict[str, Any]]) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def test_streamed_notices_errors_and_a_hostile_answer(server: Served, watched: Watched) -> None:
+    """The stream is played by the test (page.route): a keyword-fallback notice, several
+    deltas, an answer from another model whose text carries markup, then an error."""
+    hostile = 'Code <img src=x onerror="window.__pwned=4"> [1]<script>window.__pwned=5</script>'
+    source = {"number": 1, "chunk_id": "c1", "document_id": "d1", "source": "<b>x</b>.txt",
+              "knowledge_base": "handbook", "score": 1.0, "raw_score": 1.0, "index": 0,
+              "page": 3, "text": "Before. " + hostile + " After.", "metadata": {}}
+    done = {"question": "q", "answer": hostile, "sources": [source],
+            "citations": [{"number": 1, "source": source["source"], "chunk_id": "c1"}],
+            "supporting_quotes": [{"text": hostile, "number": 1}],
+            "usage": {"input_tokens": 1, "output_tokens": 1}, "model": "other:backup-model",
+            "degraded": True, "notice": "keyword search only: the embedder failed"}
+    streams = [sse(("sources", {"sources": [source], "degraded": True,
+                                "notice": "keyword search only: the embedder failed"}),
+                   ("delta", {"text": "Code <img src=x "}),
+                   ("delta", {"text": 'onerror="window.__pwned=4"> [1]'}),
+                   ("done", done)),
+               sse(("sources", {"sources": [source], "degraded": False, "notice": ""}),
+                   ("error", {"error": {"message": "the model provider failed",
+                                        "type": "api_error"}}))]
+
+    def play(route: Any) -> None:
+        route.fulfill(status=200, headers={"Content-Type": "text/event-stream"},
+                      body=streams.pop(0))
+
+    page = goto(watched, server, "chat")
+    page.route("**/api/sessions/*/ask", play)
+    page.click("#new-session")
+    page.fill("#question", "What is the code?")
+    page.click("#ask-button")
+    cite = page.wait_for_selector(".msg.assistant .cite")
+    text = page.inner_text(".msg.assistant")
+    assert "keyword search only: the embedder failed" in text
+    assert "fallback model other:backup-model" in text
+    assert '<img src=x onerror="window.__pwned=4">' in text
+    cite.click()
+    page.wait_for_selector("#passage-dialog[open]")
+    assert "page 3" in page.inner_text("#passage-meta")
+    assert "<script>" in page.inner_text("#passage-text mark")
+    page.click("#passage-close")
+    page.fill("#question", "And again?")
+    page.click("#ask-button")
+    page.wait_for_selector(".msg.assistant >> text=The answer failed: the model provider failed")
+    watched.shot("chat-notices")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#main img, #main script").count() == 0
+    assert watched.dialogs == []
     no_errors(watched)
 
 

@@ -127,7 +127,9 @@ function answerView() {
       node.addEventListener("click", () => { currentQuotes = mine; }, true);
     },
     fail(message) {
-      body.append(el("p", { class: "notice" }, "The answer failed: " + message));
+      const notice = el("p", { class: "notice" }, "The answer failed: " + message);
+      if (text) body.append(notice);
+      else body.replaceChildren(notice);
     },
   };
 }
