@@ -38,9 +38,11 @@ demo: $(VENV)/.local
 test: $(VENV)/.dev chromium
 	$(BIN)/python -m pytest -q
 
-# tests/web drives Debian's Chromium (Playwright's own download is not used).
+# tests/web drives Debian's Chromium (Playwright's own download is not used). Without
+# root or apt the browser tests skip and say why instead of failing the run.
 chromium:
-	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium) || \
+		echo "chromium could not be installed: tests/web will be skipped"
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench
