@@ -246,7 +246,8 @@ def test_streamed_notices_errors_and_a_hostile_answer(server: Served, watched: W
     source = {"number": 1, "chunk_id": "c1", "document_id": "d1", "source": "<b>x</b>.txt",
               "knowledge_base": "handbook", "score": 1.0, "raw_score": 1.0, "index": 0,
               "page": 3, "text": "Before. " + hostile + " After.", "metadata": {}}
-    done = {"question": "q", "answer": hostile, "sources": [source],
+    done = {"question": "q", "answer": "**Code** `4711`\n\n- one\n- two\n\n" + hostile,
+            "sources": [source],
             "citations": [{"number": 1, "source": source["source"], "chunk_id": "c1"}],
             "supporting_quotes": [{"text": hostile, "number": 1}],
             "usage": {"input_tokens": 1, "output_tokens": 1}, "model": "other:backup-model",
@@ -274,6 +275,10 @@ def test_streamed_notices_errors_and_a_hostile_answer(server: Served, watched: W
     assert "keyword search only: the embedder failed" in text
     assert "fallback model other:backup-model" in text
     assert '<img src=x onerror="window.__pwned=4">' in text
+    # A little Markdown, built as elements: bold, code, a list.
+    assert page.inner_text(".msg.assistant strong") == "Code"
+    assert page.inner_text(".msg.assistant .answer-text code") == "4711"
+    assert page.locator(".msg.assistant .answer-text ul li").count() == 2
     cite.click()
     page.wait_for_selector("#passage-dialog[open]")
     assert "page 3" in page.inner_text("#passage-meta")

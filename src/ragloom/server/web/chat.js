@@ -52,24 +52,41 @@ function userMessage(text) {
   return el("div", { class: "msg user" }, el("div", { class: "body" }, el("p", {}, text)));
 }
 
-// Answer text as paragraphs; "[n]" becomes a button opening source n.
+// A small Markdown subset built from DOM nodes (never parsed as HTML): paragraphs,
+// "- " / "1. " lists, **bold**, `code`; "[n]" becomes a button opening source n.
 function renderAnswer(text, sources) {
   const body = el("div", { class: "answer-text" });
-  for (const para of String(text).split(/\n{2,}/)) {
-    const p = el("p");
-    const parts = para.split(/\[(\d+)\]/);
-    parts.forEach((part, i) => {
-      if (i % 2 === 0) { if (part) p.append(document.createTextNode(part)); return; }
-      const source = sources.find((s) => s.number === Number(part));
-      if (!source) { p.append(document.createTextNode("[" + part + "]")); return; }
-      p.append(el("button", {
-        type: "button", class: "cite", "aria-label": "Source " + part + ": " + source.source,
-        onclick: () => openPassage(source, quoteFor(source)),
-      }, part));
-    });
-    body.append(p);
+  for (const block of String(text).split(/\n{2,}/)) {
+    const lines = block.split("\n").filter((line) => line.trim());
+    if (!lines.length) continue;
+    const bullet = /^\s*(?:[-*]|\d+[.)])\s+/;
+    if (lines.every((line) => bullet.test(line))) {
+      const ordered = /^\s*\d/.test(lines[0]);
+      body.append(el(ordered ? "ol" : "ul", {}, ...lines.map((line) =>
+        el("li", {}, ...inline(line.replace(bullet, ""), sources)))));
+    } else {
+      body.append(el("p", {}, ...inline(block, sources)));
+    }
   }
   return body;
+}
+
+function inline(text, sources) {
+  const out = [];
+  for (const part of text.split(/(\*\*[^*\n]+\*\*|`[^`\n]+`|\[\d+\])/)) {
+    if (!part) continue;
+    const cite = /^\[(\d+)\]$/.exec(part);
+    const source = cite && sources.find((s) => s.number === Number(cite[1]));
+    if (source) {
+      out.push(el("button", {
+        type: "button", class: "cite", "aria-label": "Source " + cite[1] + ": " + source.source,
+        onclick: () => openPassage(source, quoteFor(source)),
+      }, cite[1]));
+    } else if (/^\*\*.+\*\*$/.test(part)) out.push(el("strong", {}, part.slice(2, -2)));
+    else if (/^`.+`$/.test(part)) out.push(el("code", {}, part.slice(1, -1)));
+    else out.push(document.createTextNode(part));
+  }
+  return out;
 }
 
 let currentQuotes = [];
