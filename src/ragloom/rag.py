@@ -18,7 +18,7 @@ from ragloom.answering.answerer import GroundedAnswer, GroundedAnswerer
 from ragloom.answering.sentences import SentenceRanker
 from ragloom.filters import MetadataFilters
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.protocols import ModelProvider, TokenCounter
+from ragloom.protocols import ModelProvider, Reranker, TokenCounter
 from ragloom.retrieval.options import SearchOptions
 from ragloom.types import (
     ChatMessage,
@@ -119,7 +119,15 @@ class RagAnswer:
 
 
 class NaiveRag:
-    """``NaiveRag(knowledge_base, model)``: retrieve then generate.
+    """``NaiveRag(knowledge_base, model)``: retrieve then generate — the simplest
+    composition of :class:`~ragloom.advanced.RetrievalAugmentor` (one query, every
+    knowledge base, RRF across several, an optional ``reranker``).
+
+    ``knowledge_base`` is any knowledge base (a ``VectorKnowledgeBase`` searched with
+    ``search`` options, or anything with ``retrieve(query, filters)``: a
+    :class:`~ragloom.protocols.KnowledgeBase` or :class:`~ragloom.protocols.Retriever`),
+    or a list of them. ``metadata_keys`` show with each passage (``prompt`` may name
+    them in ``chunk_template``); ``temperature`` goes to the model.
 
     With ``model=None`` it only retrieves (``answer`` is empty). With no passage
     found it says so instead of letting the model guess. ``grounded`` (the default)
@@ -129,10 +137,14 @@ class NaiveRag:
 
     def __init__(
         self,
-        knowledge_base: VectorKnowledgeBase,
+        knowledge_base: VectorKnowledgeBase | Any,
         model: ModelProvider | None,
         *,
         prompt: Prompt = DEFAULT_PROMPT,
+        reranker: Reranker | None = None,
+        metadata_keys: Sequence[str] = (),
+        chunk_template: str = DEFAULT_CHUNK_TEMPLATE,
+        temperature: float | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         search: SearchOptions | None = None,
         max_tokens_in_context: int | None = 1500,
@@ -140,7 +152,18 @@ class NaiveRag:
         grounded: bool = True,
         answerer: GroundedAnswerer | None = None,
     ) -> None:
-        self.knowledge_base = knowledge_base
+        bases = (list(knowledge_base) if isinstance(knowledge_base, (list, tuple))
+                 else [knowledge_base])
+        self.knowledge_bases = bases
+        self.knowledge_base = bases[0]
+        self.reranker = reranker
+        self.metadata_keys = tuple(metadata_keys)
+        shown = [k for k in self.metadata_keys if "{" + k + "}" not in chunk_template]
+        if shown:  # keys the template does not place go on a line after the passage
+            chunk_template += "\n(" + "; ".join(f"{k}: {{{k}}}" for k in shown) + ")"
+        self.chunk_template = chunk_template
+        self.temperature = temperature
+        self._augmentor: Any = None
         self.model = model
         self.prompt = prompt
         self.system_prompt = system_prompt
@@ -154,24 +177,52 @@ class NaiveRag:
     def answerer(self) -> GroundedAnswerer:
         """The grounding steps; by default ranking sentences with the KB's embedder."""
         if self._answerer is None:
-            self._answerer = GroundedAnswerer(SentenceRanker(self.knowledge_base.embedder))
+            embedder = getattr(self.knowledge_base, "embedder", None)
+            self._answerer = GroundedAnswerer(SentenceRanker(embedder))
         return self._answerer
 
     def ingest(self, documents: Sequence[Document]) -> Any:
         return self.knowledge_base.ingest(documents)
 
+    @property
+    def augmentor(self) -> Any:
+        """The retrieval augmentor this RAG is: every knowledge base as a content
+        retriever, default query transformer and router, RRF across several."""
+        if self._augmentor is None:
+            from ragloom.advanced import (
+                DefaultContentAggregator,
+                KnowledgeBaseContentRetriever,
+                RetrievalAugmentor,
+            )
+
+            retrievers = [KnowledgeBaseContentRetriever(
+                base, options=self.search_options,
+                name=str(getattr(base, "name", "") or f"kb{i}")) for i, base in
+                enumerate(self.knowledge_bases)]
+            top_k = (self.search_options or getattr(self.knowledge_base, "search_options",
+                                                    None) or SearchOptions()).top_k
+            self._augmentor = RetrievalAugmentor(
+                retrievers, content_aggregator=DefaultContentAggregator(),
+                max_contents=top_k if len(retrievers) > 1 else None)
+        return self._augmentor
+
     def _retrieve(self, question: str, filters: MetadataFilters | None) -> tuple[Any, float]:
-        options = self.search_options or self.knowledge_base.search_options
-        if filters is not None:
-            options = options.with_(filters=filters)
+        from ragloom.retrieval.search import SearchResult, check_query
+
+        check_query(question)
         started = time.perf_counter()
-        result = self.knowledge_base.search(question, options)
-        return result, time.perf_counter() - started
+        result = self.augmentor.retrieve(question, filters=filters)
+        matches = list(result.contents)
+        if self.reranker is not None:
+            matches = self.reranker.rerank(question, matches)
+        return (SearchResult(matches, degraded=bool(result.notice), notice=result.notice),
+                time.perf_counter() - started)
 
     def messages(self, question: str, sources: Sequence[QueryMatch]) -> list[ChatMessage]:
-        counter = self.knowledge_base.embedder
+        counter = getattr(self.knowledge_base, "embedder", None)
         user = augment_user_query(
-            sources, question, prompt=self.prompt,
+            sources, question, prompt=self.prompt, chunk_template=self.chunk_template,
+            metadata_keys=self.metadata_keys,
             max_tokens_in_context=self.max_tokens_in_context,
             token_counter=counter if isinstance(counter, TokenCounter) else None,
         )
@@ -189,7 +240,8 @@ class NaiveRag:
         if self.grounded:
             return self._grounded(question, result.matches, base)
         response = self.model.chat(self.messages(question, result.matches),
-                                   max_tokens=self.max_answer_tokens)
+                                   max_tokens=self.max_answer_tokens,
+                                   temperature=self.temperature)
         return RagAnswer(answer=response.text.strip(), usage=response.usage,
                          model=response.model or self.model.name, **base)
 
@@ -227,7 +279,8 @@ class NaiveRag:
             yield RagAnswer(answer=text, **base)
             return
         for delta in self.model.stream(self.messages(question, result.matches),
-                                       max_tokens=self.max_answer_tokens):
+                                       max_tokens=self.max_answer_tokens,
+                                       temperature=self.temperature):
             if delta.response is not None:
                 yield RagAnswer(answer=delta.response.text.strip(), usage=delta.response.usage,
                                 model=delta.response.model or self.model.name, **base)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +15,6 @@ from ragloom.cli.common import (
     EmbedderOption,
     FilterOption,
     JsonOption,
-    KbOption,
     note,
     open_knowledge_base,
     open_model,
@@ -23,6 +23,7 @@ from ragloom.cli.common import (
     plain,
     print_json,
     reported_errors,
+    settings_for,
 )
 from ragloom.cli.remote import ServerOption, server_url
 from ragloom.errors import KnowledgeBaseNotFoundError
@@ -74,10 +75,25 @@ def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
     out.print(table)
 
 
+def _stream_answer(rag: Any, question: str) -> Any:
+    """Print the answer's text as it comes; returns the final RagAnswer."""
+    answer = None
+    for piece in rag.stream(question):
+        if isinstance(piece, str):
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        else:
+            answer = piece
+    sys.stdout.write("\n")
+    return answer
+
+
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     db: DbOption = None,
-    kb: KbOption = None,
+    kb: Annotated[list[str], typer.Option(
+        "--kb", help="Knowledge base name; repeat to answer from several "
+        "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
     embedder: EmbedderOption = None,
     llm: Annotated[str | None, typer.Option(
         "--llm", help="Language model as provider:model, or none for retrieval only "
@@ -85,44 +101,113 @@ def ask_command(
     fallback_llm: Annotated[str | None, typer.Option(
         "--fallback-llm", help="Model to ask when the first one fails.",
         show_default=False)] = None,
-    mode: ModeOption = "hybrid",
-    top_k: TopKOption = 3,
+    mode: Annotated[str | None, typer.Option(
+        "--mode", help="vector, keyword or hybrid [default: [retrieval] in ragloom.toml, "
+        "else hybrid]", show_default=False)] = None,
+    top_k: Annotated[int | None, typer.Option(
+        "--top-k", min=1, help="How many passages to use [default: [retrieval] in "
+        "ragloom.toml, else 3]", show_default=False)] = None,
     score_threshold: ThresholdOption = None,
     filter_json: FilterOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="Show passages and token usage.")] = False,
     graph: GraphOption = False,
+    session: Annotated[str | None, typer.Option(
+        "--session", help="Keep the conversation under this name in the database; a "
+        "follow-up is rewritten into a standalone query (see: ragloom sessions)",
+        show_default=False)] = None,
+    agent: Annotated[bool, typer.Option(
+        "--agent", help="Let a tool-calling model search with knowledge_search itself.")
+    ] = False,
+    max_infer_iters: Annotated[int | None, typer.Option(
+        "--max-infer-iters", min=1, help="Most model calls of one --agent answer [default: 10]",
+        show_default=False)] = None,
+    stream: Annotated[bool | None, typer.Option(
+        "--stream/--no-stream", help="Print the answer as it is written [default: when "
+        "standard output is a terminal]", show_default=False)] = None,
+    expand: Annotated[int, typer.Option(
+        "--expand", min=0, help="Also search N phrasings of the question written by the model.")
+    ] = 0,
+    rerank: Annotated[str | None, typer.Option(
+        "--rerank", help="Re-rank passages: llm (the model scores them) or "
+        "cross-encoder:NAME_OR_FOLDER", show_default=False)] = None,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", min=0.0, max=1.0, help="With --rerank: drop passages scored below this.",
+        show_default=False)] = None,
+    template: Annotated[str | None, typer.Option(
+        "--template", help="Prompt template with {question} and {contents} "
+        "[default: [generation] prompt_template]", show_default=False)] = None,
+    metadata_key: Annotated[list[str], typer.Option(
+        "--metadata-key", help="Metadata key to show with each passage (repeatable).")
+    ] = [],  # noqa: B006
+    temperature: Annotated[float | None, typer.Option(
+        "--temperature", min=0.0, help="Sampling temperature of the model.",
+        show_default=False)] = None,
     json_output: JsonOption = False,
     server: ServerOption = None,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
     from ragloom.rag import NaiveRag
 
+    streamed = False
     with reported_errors():
         url = server_url(server)
         if url:
             from ragloom.cli.remote import remote_ask
 
-            answer = remote_ask(url, question, kb=kb, mode=mode, top_k=top_k,
+            answer = remote_ask(url, question, kb=kb[0] if kb else None, mode=mode or "hybrid",
+                                top_k=top_k or 3,
                                 score_threshold=score_threshold, filter_json=filter_json,
                                 graph=graph)
         else:
-            knowledge_base = open_knowledge_base(db, kb, embedder, create=False)
-            _require_content(knowledge_base)
+            from ragloom.cli.ask_advanced import AskSettings, advanced_ask, wants_advanced
+            from ragloom.config import search_options
+
+            bases = [open_knowledge_base(db, name, embedder, create=False)
+                     for name in ([*kb] if kb else [None])]
+            for base in bases:
+                _require_content(base)
+            knowledge_base = bases[0]
             filters = parse_filter_option(filter_json, knowledge_base.store)
-            options = SearchOptions(mode=mode, top_k=top_k,  # type: ignore[arg-type]
-                                    score_threshold=score_threshold, filters=filters,
-                                    graph=graph)
+            settings = settings_for()
+            generation = dict(settings.generation)
+            options = search_options(
+                settings, mode=mode, score_threshold=score_threshold, filters=filters,
+                graph=graph or None,
+                top_k=top_k if top_k is not None else settings.retrieval.get("top_k", 3))
             model = open_model(llm, fallback_llm)
-            rag = NaiveRag(knowledge_base, model, search=options)
-            answer = rag.query(question)
+            ask = AskSettings(
+                session=session, agent=agent, stream=stream, expand=expand, rerank=rerank,
+                min_score=min_score,
+                max_infer_iters=max_infer_iters or int(generation.get("max_infer_iters", 10)),
+                prompt_template=template or generation.get("prompt_template"),
+                metadata_keys=tuple(metadata_key) or tuple(generation.get("metadata_keys", ())),
+                temperature=(temperature if temperature is not None
+                             else generation.get("temperature")),
+                max_answer_tokens=int(generation.get("max_answer_tokens", 256)),
+                memory_size=int(generation.get("memory_size", 10)))
+            if wants_advanced(ask, len(bases)):
+                from ragloom.cli.sessions_cmd import open_sessions
+
+                advanced_ask(question, bases, model, options, filters, ask,
+                             sessions=open_sessions(db) if session else None,
+                             json_output=json_output, verbose=verbose)
+                return
+            rag = NaiveRag(knowledge_base, model, search=options,
+                           max_answer_tokens=ask.max_answer_tokens,
+                           temperature=ask.temperature)
+            if (stream if stream is not None else sys.stdout.isatty()) and not json_output:
+                answer, streamed = _stream_answer(rag, question), True
+            else:
+                answer = rag.query(question)
         if json_output:
             print_json(answer.to_dict())
             return
         if answer.notice:
             note(answer.notice)
         if answer.answer:
-            out.print(plain(answer.answer))
+            if not streamed:
+                out.print(plain(answer.answer))
             if answer.quote and answer.origin == "model":
                 cited = answer.citations[0] if answer.citations else 1
                 out.print(plain(f'  quote [{cited}]: "{answer.quote}"', style="dim"))
