@@ -8,6 +8,7 @@ async function search(event) {
   event.preventDefault();
   if (!needKb()) return;
   const form = event.target;
+  say("");
   const body = { query: form.query.value, knowledge_bases: [state.kb], mode: form.mode.value,
     top_k: Number(form.top_k.value || 5), graph: form.graph.checked };
   if (form.filters.value.trim()) {
