@@ -63,6 +63,9 @@ def chunks_schema(pymilvus: Any, client: Any, *, dimension: int, metric: str, in
                          params={"M": m, "efConstruction": ef_construction})
     else:
         params.add_index("dense", index_type="FLAT", metric_type=METRIC_NAMES[metric])
+    # Replacing or deleting a document selects its chunks by document_id: without an
+    # index that is a scan of the collection per document (ingest grows quadratically).
+    params.add_index("document_id", index_type="INVERTED")
     params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
                      params={"bm25_k1": 1.2, "bm25_b": 0.75})
     return schema, params
