@@ -19,7 +19,7 @@ A ``ragloom.toml``::
     chunk_size = 200           # in the embedder's tokens (tiktoken for OpenAI embedders)
     chunk_overlap = 30
 
-    [retrieval]                # how `ragloom ask` / `search` retrieve
+    [retrieval]                # how `ragloom ask` retrieves
     mode = "hybrid"            # vector, keyword, hybrid
     top_k = 5
     ranker = "weighted"        # weighted (alpha) or rrf (impact_factor)
