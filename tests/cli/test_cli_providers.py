@@ -28,18 +28,22 @@ def test_ask_with_an_openai_compatible_server(
                         "--llm", "openai:some-model")
         shown = cli("ask", "How long is the unpaid lunch break?", "--llm", "openai:some-model",
                     "--verbose")
-    assert data["answer"] == "The unpaid lunch break is 30 minutes [1]."
+    # The grounded answerer keeps the model's supported answer (its citation placed
+    # after the sentence).
+    assert data["origin"] == "model"
+    assert data["answer"] == "The unpaid lunch break is 30 minutes. [1]"
     assert data["model"] == "openai:some-model"
     assert data["usage"]["input_tokens"] == 11 and data["usage"]["output_tokens"] == 7
     request = server.requests[0]
     assert request.path == "/v1/chat/completions" and request.body["model"] == "some-model"
     system, user = request.body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
-    # Grounded: the passage the answer cites is the first source, sent as [1].
-    first = data["sources"][0]["text"]
-    assert "[1] " + first.strip()[:40] in user["content"]
-    assert "lunch" in user["content"].lower()
-    assert "30 minutes [1]" in shown.stdout and "Sources" in shown.stdout
+    # Grounded: the model is given the supporting sentences, the quote among them,
+    # and the quote comes from the cited source.
+    assert data["quote"] and data["quote"] in user["content"]
+    assert "lunch" in data["quote"].lower()
+    assert data["quote"] in data["sources"][data["citations"][0] - 1]["text"]
+    assert "30 minutes. [1]" in shown.stdout and "Sources" in shown.stdout
     assert "11 tokens in, 7 out" in shown.stdout
 
 

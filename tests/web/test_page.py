@@ -10,6 +10,9 @@ import json
 import re
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -335,12 +338,25 @@ def test_phone_layout(server: Served, browser: Any) -> None:
         context.close()
 
 
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
 def test_asks_for_an_api_key_once_one_exists(server: Served, watched: Watched) -> None:
     made = subprocess.run([sys.executable, "-m", "ragloom", "keys", "create", "--tenant",
                            "default", "--db", str(server.db)],
                           capture_output=True, text=True, check=True)
     key = re.search(r"rlk_[\w-]+", made.stdout)
     assert key, made.stdout
+    # The server notices a key made by another process within a couple of seconds.
+    deadline = time.monotonic() + 15
+    while _status(server.url + "/api/knowledge-bases") != 401:
+        assert time.monotonic() < deadline, "the server never asked for the new key"
+        time.sleep(0.25)
     page = goto(watched, server, "kbs")
     page.wait_for_selector("#key-dialog[open]")
     watched.shot("api-key")

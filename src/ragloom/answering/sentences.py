@@ -25,6 +25,7 @@ import numpy as np
 from ragloom.answering.evidence import expected_kind, has_kind
 from ragloom.answering.grounding import content_words, numbers_in
 from ragloom.chunking.sentences import sentence_spans
+from ragloom.errors import RagError
 from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch, Vector
@@ -189,8 +190,13 @@ class SentenceRanker:
     def _dense(self, question: str, texts: list[str]) -> list[float]:
         if self.embedder is None:
             return [0.0] * len(texts)
-        query = self.embedder.embed_query(question)
-        documents = self.embedder.embed_documents(texts)
+        try:
+            query = self.embedder.embed_query(question)
+            documents = self.embedder.embed_documents(texts)
+        except RagError:
+            # The embedder is down (search has already fallen back to keywords and
+            # says so): words alone still pick the supporting sentence.
+            return [0.0] * len(texts)
         if not isinstance(query, Vector) or not all(isinstance(d, Vector) for d in documents):
             return [0.0] * len(texts)
         q = query.values / max(float(np.linalg.norm(query.values)), 1e-12)
