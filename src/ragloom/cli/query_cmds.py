@@ -231,14 +231,20 @@ def search_command(
         "--kb", help="Knowledge base name; repeat to search several "
         "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
     embedder: EmbedderOption = None,
-    mode: ModeOption = "hybrid",
-    ranker: Annotated[str, typer.Option(
-        "--ranker", help="Hybrid fusion: weighted (normalised scores) or rrf (ranks).")
-    ] = SearchOptions().ranker,
-    alpha: Annotated[float, typer.Option(
-        "--alpha", min=0.0, max=1.0, help="Weighted ranker: 0 keyword only, 1 vector only.")
-    ] = SearchOptions().alpha,
-    top_k: TopKOption = 5,
+    mode: Annotated[str | None, typer.Option(
+        "--mode", help="vector, keyword or hybrid [default: [retrieval] in ragloom.toml, "
+        "else hybrid]", show_default=False)] = None,
+    ranker: Annotated[str | None, typer.Option(
+        "--ranker", help="Hybrid fusion: weighted (normalised scores) or rrf (ranks) "
+        f"[default: [retrieval] in ragloom.toml, else {SearchOptions().ranker}]",
+        show_default=False)] = None,
+    alpha: Annotated[float | None, typer.Option(
+        "--alpha", min=0.0, max=1.0, help="Weighted ranker: 0 keyword only, 1 vector only "
+        f"[default: [retrieval] in ragloom.toml, else {SearchOptions().alpha}]",
+        show_default=False)] = None,
+    top_k: Annotated[int | None, typer.Option(
+        "--top-k", min=1, help="How many passages to return [default: [retrieval] in "
+        "ragloom.toml, else 5]", show_default=False)] = None,
     score_threshold: ThresholdOption = None,
     filter_json: FilterOption = None,
     documents: Annotated[bool, typer.Option(
@@ -249,6 +255,14 @@ def search_command(
 ) -> None:
     """Retrieve passages without asking a language model."""
     with reported_errors():
+        from ragloom.config import search_options
+
+        settings = settings_for()
+        configured = search_options(
+            settings, mode=mode, ranker=ranker, alpha=alpha,
+            top_k=top_k if top_k is not None else settings.retrieval.get("top_k", 5))
+        mode, ranker, alpha, top_k = (configured.mode, configured.ranker, configured.alpha,
+                                      configured.top_k)
         url = server_url(server)
         if url:
             from ragloom.cli.remote import remote_search
@@ -264,9 +278,10 @@ def search_command(
         for base in bases:
             _require_content(base)
         filters = parse_filter_option(filter_json, bases[0].store)
-        options = SearchOptions(mode=mode, ranker=ranker, alpha=alpha,  # type: ignore[arg-type]
-                                top_k=top_k, score_threshold=score_threshold, filters=filters,
-                                graph=graph)
+        options = configured.with_(
+            score_threshold=(score_threshold if score_threshold is not None
+                             else configured.score_threshold),
+            filters=filters, graph=graph or configured.graph)
         if documents:
             options = options.with_(top_k=max(top_k * 10, 100))
         if len(bases) == 1:
