@@ -660,8 +660,10 @@ class SqliteVectorStore:
             allowed = None
             if filters is not None:
                 where, params = compile_indexed_filters(filters, conn)
+                # "+collection_id": the metadata index's chunk list drives the lookup,
+                # not a walk over every chunk of the collection.
                 rows = conn.execute(
-                    f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
+                    f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
                     [self._cid, *params])
                 allowed = [row[0] for row in rows]
             hits = self._vectors(conn).search(vector, top_k, allowed)
@@ -708,7 +710,7 @@ class SqliteVectorStore:
         allowed = None
         if filters is not None:
             where, params = compile_indexed_filters(filters, conn)
-            rows = conn.execute(f"SELECT id FROM chunks WHERE collection_id = ? AND {where}",
+            rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
                                 [self._cid, *params])
             allowed = [row[0] for row in rows]
         hits = index.search(text, top_k, allowed)
