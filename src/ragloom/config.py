@@ -49,7 +49,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -150,24 +150,23 @@ def _validate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise ConfigurationError(f"{where}: unknown setting(s) {sorted(unknown)}; "
                                  f"known: {sorted(_TOP_KEYS)}")
     for section, known in SECTION_KEYS.items():
-        table = data.get(section, {})
-        if not isinstance(table, Mapping):
-            raise ConfigurationError(f"{where}: [{section}] must be a table")
-        bad = set(table) - known
-        if bad:
-            raise ConfigurationError(f"{where}: unknown option(s) {sorted(bad)} in "
-                                     f"[{section}]; known: {sorted(known)}")
+        _check_table(data.get(section, {}), known, where, section)
     providers = data.get("providers", {})
     if not isinstance(providers, Mapping):
         raise ConfigurationError(f"{where}: [providers] must be a table of tables")
     for name, options in providers.items():
-        if not isinstance(options, Mapping):
-            raise ConfigurationError(f"{where}: [providers.{name}] must be a table")
-        bad = set(options) - _PROVIDER_KEYS
-        if bad:
-            raise ConfigurationError(f"{where}: unknown option(s) {sorted(bad)} in "
-                                     f"[providers.{name}]; known: {sorted(_PROVIDER_KEYS)}")
+        _check_table(options, _PROVIDER_KEYS, where, f"providers.{name}")
     return dict(data)
+
+
+def _check_table(table: object, known: Collection[str], where: str, section: str) -> None:
+    """``[section]`` is a table whose keys are all ``known``."""
+    if not isinstance(table, Mapping):
+        raise ConfigurationError(f"{where}: [{section}] must be a table")
+    bad = set(table) - set(known)
+    if bad:
+        raise ConfigurationError(f"{where}: unknown option(s) {sorted(bad)} in "
+                                 f"[{section}]; known: {sorted(known)}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:

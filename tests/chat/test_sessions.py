@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from ragloom.chat import SessionNotFoundError, SessionStore
 from ragloom.errors import InvalidInputError
+from ragloom.testing.threads import run_in_threads
 from ragloom.types import QueryMatch, TextChunk, TextDocument
 
 
@@ -76,11 +76,7 @@ def test_threads_can_share_one_store(tmp_path: Path) -> None:
         for i in range(10):
             store.append("shared", "user", f"{n}-{i}")
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(worker, 4)
     assert store.get("shared").message_count == 40
 
 

@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from ragloom.filters import parse_filters
 from ragloom.protocols import DocumentIndex, KeywordSearchable, VectorStore
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.stores.sqlite import SCHEMA_VERSION, SqliteVectorStore
+from ragloom.testing.threads import run_in_threads
 from ragloom.types import Vector
 from tests.stores.conftest import document_entries, entry, make_chunk
 
@@ -207,19 +207,9 @@ def test_bm25_ties_and_common_words_at_the_cut_off(db: Path) -> None:
     # 40 identical chunks tie on every query; "the" is in all 60 (idf floor) and only
     # breaks ties among chunks that hold the rarer word the same way.
     texts = ["the walrus sings"] * 40 + ["the the walrus sings"] * 2 + ["the cat"] * 18
-    store = SqliteVectorStore(db)
-    memory = InMemoryVectorStore()
-    entries = [entry(make_chunk(f"d{i:03d}", text), [1, 0]) for i, text in enumerate(texts)]
-    store.add(entries)
-    memory.add(entries)
-    documents = [text.split() for text in texts]
-    for query, top_k in ((["the", "walrus"], 5), (["walrus"], 20), (["the"], 3),
-                         (["the", "cat", "walrus"], 45), (["the", "the", "sings"], 41)):
-        ids, values = _expected(documents, query, top_k)
-        for backend in (store, memory):
-            got = backend.keyword_query(" ".join(query), top_k=top_k)
-            assert [m.chunk.id for m in got] == ids, (backend, query)
-            np.testing.assert_allclose([m.raw_score for m in got], values, rtol=1e-9)
+    _ranks_like_the_reference(db, texts, [
+        (["the", "walrus"], 5), (["walrus"], 20), (["the"], 3),
+        (["the", "cat", "walrus"], 45), (["the", "the", "sings"], 41)])
 
 
 def test_bm25_many_ties_among_selective_words(db: Path) -> None:
@@ -227,14 +217,22 @@ def test_bm25_many_ties_among_selective_words(db: Path) -> None:
     # rows than one fetch takes, some set apart only by "the".
     texts = (["the walrus sings"] * 50 + ["the walrus the sings"] * 10
              + [f"the cat {' '.join(['dog'] * (i % 7))}" for i in range(140)])
+    _ranks_like_the_reference(db, texts, [
+        (["the", "walrus"], 5), (["walrus", "the", "the"], 55),
+        (["the", "walrus", "cat"], 150), (["the", "dog"], 30)])
+
+
+def _ranks_like_the_reference(db: Path, texts: list[str],
+                              cases: list[tuple[list[str], int]]) -> None:
+    """The SQLite and in-memory stores give the reference BM25's ids and scores, ties
+    included, for each (query words, top_k) in ``cases``."""
     store = SqliteVectorStore(db)
     memory = InMemoryVectorStore()
     entries = [entry(make_chunk(f"d{i:03d}", text), [1, 0]) for i, text in enumerate(texts)]
     store.add(entries)
     memory.add(entries)
     documents = [text.split() for text in texts]
-    for query, top_k in ((["the", "walrus"], 5), (["walrus", "the", "the"], 55),
-                         (["the", "walrus", "cat"], 150), (["the", "dog"], 30)):
+    for query, top_k in cases:
         ids, values = _expected(documents, query, top_k)
         for backend in (store, memory):
             got = backend.keyword_query(" ".join(query), top_k=top_k)
@@ -345,23 +343,14 @@ def test_get_chunks_metadata_and_non_finite_values(db: Path) -> None:
 
 def test_threads_share_one_store(db: Path) -> None:
     store = SqliteVectorStore(db)
-    errors: list[BaseException] = []
 
     def work(worker: int) -> None:
-        try:
-            for n in range(30):
-                store.add([entry(make_chunk(f"w{worker}-{n}", f"text {n}"), [1.0, float(n)])])
-                store.query(Vector(np.array([1, 0], np.float32)), top_k=3)
-                store.keyword_query("text")
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for n in range(30):
+            store.add([entry(make_chunk(f"w{worker}-{n}", f"text {n}"), [1.0, float(n)])])
+            store.query(Vector(np.array([1, 0], np.float32)), top_k=3)
+            store.keyword_query("text")
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_in_threads(work, 4)
     assert store.count() == 120 and fts_rows(db) == 120
 
 

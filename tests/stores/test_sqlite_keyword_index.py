@@ -24,6 +24,7 @@ from ragloom.errors import ConfigurationError, StoreError
 from ragloom.filters import MetadataFilters, parse_filters
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.sqlite import AUTO_KEYWORD_INDEX_AFTER, SqliteVectorStore
+from ragloom.testing.threads import run_in_threads
 from ragloom.types import Vector, VectorEntry, VectorMatch
 from tests.stores.conftest import document_entries, entry, make_chunk
 from tests.stores.test_sqlite import _corpus, _expected
@@ -354,26 +355,17 @@ def test_threads_query_write_and_build_at_once(db: Path) -> None:
     store = SqliteVectorStore(db)
     store.add(corpus_entries(documents[:40]))
     texts = [" ".join(query) for query in queries]
-    errors: list[BaseException] = []
     all_entries = corpus_entries(documents)
 
     def work(worker: int) -> None:
-        try:
-            for n in range(20):
-                store.keyword_query(texts[(worker + n) % len(texts)], filters=EVEN)
-                if worker % 2 == 0:
-                    store.add(all_entries[40 + worker * 20 + n: 41 + worker * 20 + n])
-                else:
-                    store.warm_keyword_index()
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for n in range(20):
+            store.keyword_query(texts[(worker + n) % len(texts)], filters=EVEN)
+            if worker % 2 == 0:
+                store.add(all_entries[40 + worker * 20 + n: 41 + worker * 20 + n])
+            else:
+                store.warm_keyword_index()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_in_threads(work, 4)
     assert store.count() == 80
     store.warm_keyword_index()
     compare(store, SqliteVectorStore(db, keyword_index="fts"), texts, 10)

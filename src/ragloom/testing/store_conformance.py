@@ -33,7 +33,6 @@ examples per property test; keep it modest for a remote store) and
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -61,6 +60,7 @@ from ragloom.retrieval.search import search
 from ragloom.retrieval.tokenize import tokenize
 from ragloom.stores.bm25 import BM25Index
 from ragloom.testing.fakes import HashingEmbedder
+from ragloom.testing.threads import run_in_threads
 from ragloom.types import SparseVector, TextChunk, TextDocument, Vector, VectorEntry
 
 StoreFactory = Callable[..., Any]
@@ -493,27 +493,18 @@ class StoreConformance:
 
     def test_concurrent_writers(self, make_store: StoreFactory) -> None:
         store = make_store("cosine")
-        errors: list[BaseException] = []
 
         def writer(worker: int) -> None:
             rng = np.random.default_rng(worker)
-            try:
-                for n in range(4):
-                    doc, entries = document_entries(f"w{worker}-{n}.txt",
-                                                    [f"w{worker} n{n} a", f"w{worker} b"], rng)
+            for n in range(4):
+                doc, entries = document_entries(f"w{worker}-{n}.txt",
+                                                [f"w{worker} n{n} a", f"w{worker} b"], rng)
+                store.replace_document(doc, entries)
+                if n == 3:  # replace one of them again while others write
+                    doc, entries = document_entries(f"w{worker}-0.txt", ["again"], rng)
                     store.replace_document(doc, entries)
-                    if n == 3:  # replace one of them again while others write
-                        doc, entries = document_entries(f"w{worker}-0.txt", ["again"], rng)
-                        store.replace_document(doc, entries)
-            except BaseException as exc:
-                errors.append(exc)
 
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
+        run_in_threads(writer, 4)
         documents = store.list_documents()
         assert len(documents) == 16
         assert store.count() == sum(d.chunk_count for d in documents) == 4 * (3 * 2 + 1)
