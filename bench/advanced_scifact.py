@@ -23,15 +23,14 @@ Results go to bench/results/advanced_scifact.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _scifact import DATA, RESULTS, cached_embedder, log
 from ragloom.advanced import (
     ChatModelScoringModel,
     CrossEncoderScoringModel,
@@ -44,26 +43,18 @@ from ragloom.advanced import (
     RetrievalAugmentor,
 )
 from ragloom.evaluation.beir import load_beir
-from ragloom.evaluation.cache import CachedEmbedder
 from ragloom.evaluation.metrics import mean, ndcg_at_k
 from ragloom.evaluation.runner import ingest_dataset
-from ragloom.knowledge_base import VectorKnowledgeBase, default_chunker
-from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.registry import DEFAULT_MODEL, make_model
 from ragloom.retrieval.documents import documents_from_matches
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.rerank import MaximalMarginalRelevance
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.types import QueryMatch
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "beir" / "scifact"
-RESULTS = HERE / "results"
 CANDIDATES = 100  # chunks retrieved per query, before documents are ranked
 RERANK_DEPTH = 20
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 class Reranked:
@@ -110,12 +101,7 @@ def main() -> None:
     args = parser.parse_args()
 
     dataset = load_beir(args.data)
-    embedder = make_embedder(DEFAULT_EMBEDDER)
-    chunker = default_chunker(embedder)
-    settings = f"{chunker.settings_key()}|{embedder.name}"  # type: ignore[attr-defined]
-    key = hashlib.sha256(settings.encode()).hexdigest()[:12]
-    cached = CachedEmbedder(embedder, RESULTS / "cache" / f"{dataset.name}-{key}")
-    log(f"cache {cached.path.name}: {cached.load()} embeddings")
+    embedder, chunker, cached = cached_embedder(dataset)
     texts = [c.text for d in dataset.documents() for c in chunker.split(d)]
     cached.warm(texts, progress=lambda a, b: log(f"embedded {a}/{b}"))
     store = InMemoryVectorStore(name="scifact")

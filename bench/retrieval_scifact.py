@@ -17,10 +17,8 @@ bench/results/retrieval_scifact.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -29,26 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from _scifact import DATA, RESULTS, Precomputed, cached_embedder, log
 from ragloom.evaluation.beir import BeirDataset, load_beir
-from ragloom.evaluation.cache import CachedEmbedder
 from ragloom.evaluation.metrics import mean, mrr_at_k, ndcg_at_k, recall_at_k
 from ragloom.evaluation.runner import EvalConfig, default_configs, evaluate, ingest_dataset
 from ragloom.protocols import EmbeddingProvider, VectorStore
-from ragloom.registry import DEFAULT_EMBEDDER, make_embedder
 from ragloom.retrieval.documents import documents_from_matches
 from ragloom.retrieval.fusion import fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.types import Embedding, Vector
-
-HERE = Path(__file__).resolve().parent
-# SciFact lies next to the repository: ../shared/data/beir/scifact (or pass --data).
-DATA = HERE.parent.parent / "shared" / "data" / "beir" / "scifact"
-RESULTS = HERE / "results"
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def make_store(kind: str, folder: str, name: str) -> VectorStore:
@@ -62,34 +50,7 @@ def make_store(kind: str, folder: str, name: str) -> VectorStore:
     return InMemoryVectorStore(name=name)
 
 
-def default_chunker(embedder: EmbeddingProvider) -> Any:
-    from ragloom.knowledge_base import default_chunker as chunker_for
-
-    try:
-        return chunker_for(embedder)
-    except ImportError:  # the chunking package's exports may lag its modules
-        from ragloom.chunking.recursive import RecursiveSplitter
-
-        return RecursiveSplitter(token_counter=embedder)  # type: ignore[arg-type]
-
-
 # ---------------------------------------------------------------------- quality
-
-
-class Precomputed:
-    """Returns query embeddings computed beforehand: times retrieval alone."""
-
-    def __init__(self, embedder: EmbeddingProvider, queries: Sequence[str]) -> None:
-        self.embedder = embedder
-        self.memo = {q: embedder.embed_query(q) for q in queries}
-        self.name = embedder.name
-        self.dimension = embedder.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        return self.embedder.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Embedding:
-        return self.memo[text]
 
 
 def explore_configs() -> list[EvalConfig]:
@@ -247,12 +208,8 @@ def main() -> None:
     args = parser.parse_args()
 
     dataset = load_beir(args.data)
-    embedder = make_embedder(DEFAULT_EMBEDDER)
-    chunker = default_chunker(embedder)
+    embedder, chunker, cached = cached_embedder(dataset)
     settings = f"{chunker.settings_key()}|{embedder.name}"
-    key = hashlib.sha256(settings.encode()).hexdigest()[:12]
-    cached = CachedEmbedder(embedder, RESULTS / "cache" / f"{dataset.name}-{key}")
-    log(f"cache {cached.path.name}: {cached.load()} embeddings; splitter {settings}")
     report: dict[str, Any] = {"dataset": dataset.name, "embedder": embedder.name,
                               "splitter": settings, "store": args.store}
     with tempfile.TemporaryDirectory(prefix="ragloom-bench-") as folder:

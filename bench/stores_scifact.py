@@ -18,55 +18,19 @@ Results go to bench/results/stores_scifact.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
+from _scifact import DATA, RESULTS, Precomputed, cached_embedder, log
 from ragloom.evaluation.beir import load_beir
-from ragloom.evaluation.cache import CachedEmbedder
 from ragloom.evaluation.runner import default_configs, evaluate, ingest_dataset
-from ragloom.knowledge_base import default_chunker
-from ragloom.registry import DEFAULT_EMBEDDER, make_embedder
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
-from ragloom.types import Embedding
-
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "beir" / "scifact"
-RESULTS = HERE / "results"
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-class _Precomputed:
-    """The cached embedder with query embeddings computed once, before timing."""
-
-    def __init__(self, embedder: Any, queries: list[str]) -> None:
-        self.embedder = embedder
-        self.queries = {text: embedder.embed_query(text) for text in queries}
-
-    @property
-    def name(self) -> str:
-        return str(self.embedder.name)
-
-    @property
-    def dimension(self) -> int:
-        return int(self.embedder.dimension)
-
-    def embed_documents(self, texts: list[str]) -> list[Embedding]:
-        return list(self.embedder.embed_documents(texts))
-
-    def embed_query(self, text: str) -> Embedding:
-        found = self.queries.get(text)
-        return found if found is not None else self.embedder.embed_query(text)
 
 
 def open_stores(kinds: list[str], folder: Path) -> dict[str, Any]:
@@ -123,16 +87,11 @@ def main() -> None:
     args = parser.parse_args()
 
     dataset = load_beir(args.data)
-    embedder = make_embedder(DEFAULT_EMBEDDER)
-    chunker = default_chunker(embedder)
-    settings = f"{chunker.settings_key()}|{embedder.name}"
-    key = hashlib.sha256(settings.encode()).hexdigest()[:12]
-    cached = CachedEmbedder(embedder, RESULTS / "cache" / f"{dataset.name}-{key}")
-    log(f"cache {cached.path.name}: {cached.load()} embeddings; splitter {settings}")
+    embedder, chunker, cached = cached_embedder(dataset)
     texts = [c.text for d in dataset.documents() for c in chunker.split(d)]
     cached.warm(texts, progress=lambda a, b: log(f"embedded {a}/{b}"))
     queries = [text for _, text in dataset.judged_queries(args.limit_queries)]
-    fast = _Precomputed(cached, queries)
+    fast = Precomputed(cached, queries)
     report: dict[str, Any] = {"dataset": dataset.name, "embedder": embedder.name,
                               "documents": len(dataset.corpus), "queries": len(queries),
                               "stores": {}}
