@@ -19,6 +19,7 @@ from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.protocols import EmbeddingProvider, TokenCounter
 from ragloom.registry import make_embedder
 from ragloom.types import Vector
+from tests.embeddings.texts import MIXED_LENGTHS
 
 
 def run_python(code: str, timeout: float = 120) -> str:
@@ -141,13 +142,7 @@ def test_similar_sentences_are_closer_than_unrelated(embedder: SentenceTransform
 def test_length_sorting_and_batching_keep_input_order(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
-    texts = [
-        "short",
-        "a much longer sentence about proteins folding in the cell " * 6,
-        "",
-        "medium length text about lunch breaks at work",
-        "tiny",
-    ]
+    texts = MIXED_LENGTHS
     one_by_one = [values(embedder.embed_query(text)) for text in texts]
     small_batches = SentenceTransformerEmbedder.bundled(batch_size=2)
     for batched in (embedder.embed_documents(texts), small_batches.embed_documents(texts)):

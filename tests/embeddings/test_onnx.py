@@ -18,6 +18,7 @@ from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.protocols import EmbeddingProvider, TokenCounter
 from ragloom.registry import make_embedder
 from ragloom.types import Vector
+from tests.embeddings.texts import MIXED_LENGTHS
 
 SENTENCES = [
     "Staff get a 30 minute unpaid lunch break.",
@@ -222,13 +223,7 @@ def test_second_construction_reuses_the_export(
 
 @pytest.mark.integration
 def test_order_is_kept_across_sorting_and_batches(cache_dir: Path) -> None:
-    texts = [
-        "short",
-        "a much longer sentence about proteins folding in the cell " * 6,
-        "",
-        "medium length text about lunch breaks at work",
-        "tiny",
-    ]
+    texts = MIXED_LENGTHS
     fp32 = OnnxEmbedder(precision="fp32", batch_size=2)
     one_by_one = np.stack([values(fp32.embed_query(t)) for t in texts])
     batched = np.stack([values(v) for v in fp32.embed_documents(texts)])
