@@ -77,20 +77,26 @@ def unique_name(prefix: str) -> str:
     return f"{prefix}{next(_names)}"
 
 
-@pytest.fixture
-def make_pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
-    from ragloom.stores.pgvector import PgVectorStore
+def opened_stores(store_class: Any, location: str) -> Iterator[Callable[..., Any]]:
+    """A factory of ``store_class(location, <a new collection>, metric, **options)``; every
+    store it made is closed after the test."""
+    opened: list[Any] = []
 
-    opened: list[PgVectorStore] = []
-
-    def factory(metric: str = "cosine", **options: Any) -> PgVectorStore:
-        store = PgVectorStore(pg_url, unique_name("kb"), metric, **options)  # type: ignore[arg-type]
+    def factory(metric: str = "cosine", **options: Any) -> Any:
+        store = store_class(location, unique_name("kb"), metric, **options)
         opened.append(store)
         return store
 
     yield factory
     for store in opened:
         store.close()
+
+
+@pytest.fixture
+def make_pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
+    from ragloom.stores.pgvector import PgVectorStore
+
+    yield from opened_stores(PgVectorStore, pg_url)
 
 
 @pytest.fixture(scope="session")
@@ -109,13 +115,5 @@ def milvus_file(tmp_path_factory: pytest.TempPathFactory) -> str:
 def make_milvus_store(milvus_file: str) -> Iterator[Callable[..., Any]]:
     from ragloom.stores.milvus import MilvusStore
 
-    opened: list[MilvusStore] = []
-
-    def factory(metric: str = "cosine", **options: Any) -> MilvusStore:
-        store = MilvusStore(milvus_file, unique_name("kb"), metric, **options)  # type: ignore[arg-type]
-        opened.append(store)
-        return store
-
-    yield factory
-    for store in opened:  # the file is the session's: no need to drop collections
-        store.close()
+    # The file is the session's: closing is enough, no need to drop collections.
+    yield from opened_stores(MilvusStore, milvus_file)
