@@ -31,14 +31,21 @@ from ragloom.registry import DEFAULT_MODEL
 from ragloom.retrieval.options import SearchOptions
 from ragloom.types import QueryMatch
 
-ModeOption = Annotated[str, typer.Option("--mode", help="vector, keyword or hybrid.")]
-TopKOption = Annotated[int, typer.Option("--top-k", min=1, help="How many passages to return.")]
+ModeOption = Annotated[str | None, typer.Option(
+    "--mode", help="vector, keyword or hybrid [default: [retrieval] in ragloom.toml, "
+    "else hybrid]", show_default=False)]
 ThresholdOption = Annotated[
     float | None,
     typer.Option("--score-threshold", min=0.0, max=1.0,
                  help="Drop matches scoring below this (scores are in [0, 1]).",
                  show_default=False),
 ]
+
+
+def _kb_option(verb: str) -> Any:
+    return typer.Option("--kb", help=f"Knowledge base name; repeat to {verb} several "
+                        "[default: $RAGLOOM_KB or default]", show_default=False)
+
 
 GraphOption = Annotated[bool, typer.Option(
     "--graph", help="Also take passages that mention the question's entities and their "
@@ -91,9 +98,7 @@ def _stream_answer(rag: Any, question: str) -> Any:
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     db: DbOption = None,
-    kb: Annotated[list[str], typer.Option(
-        "--kb", help="Knowledge base name; repeat to answer from several "
-        "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
+    kb: Annotated[list[str], _kb_option("answer from")] = [],  # noqa: B006
     embedder: EmbedderOption = None,
     llm: Annotated[str | None, typer.Option(
         "--llm", help="Language model as provider:model, or none for retrieval only "
@@ -101,9 +106,7 @@ def ask_command(
     fallback_llm: Annotated[str | None, typer.Option(
         "--fallback-llm", help="Model to ask when the first one fails.",
         show_default=False)] = None,
-    mode: Annotated[str | None, typer.Option(
-        "--mode", help="vector, keyword or hybrid [default: [retrieval] in ragloom.toml, "
-        "else hybrid]", show_default=False)] = None,
+    mode: ModeOption = None,
     top_k: Annotated[int | None, typer.Option(
         "--top-k", min=1, help="How many passages to use [default: [retrieval] in "
         "ragloom.toml, else 3]", show_default=False)] = None,
@@ -227,13 +230,9 @@ def ask_command(
 def search_command(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     db: DbOption = None,
-    kb: Annotated[list[str], typer.Option(
-        "--kb", help="Knowledge base name; repeat to search several "
-        "[default: $RAGLOOM_KB or default]", show_default=False)] = [],  # noqa: B006
+    kb: Annotated[list[str], _kb_option("search")] = [],  # noqa: B006
     embedder: EmbedderOption = None,
-    mode: Annotated[str | None, typer.Option(
-        "--mode", help="vector, keyword or hybrid [default: [retrieval] in ragloom.toml, "
-        "else hybrid]", show_default=False)] = None,
+    mode: ModeOption = None,
     ranker: Annotated[str | None, typer.Option(
         "--ranker", help="Hybrid fusion: weighted (normalised scores) or rrf (ranks) "
         f"[default: [retrieval] in ragloom.toml, else {SearchOptions().ranker}]",
