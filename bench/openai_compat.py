@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from _serving import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "beir" / "scifact"
@@ -66,12 +67,6 @@ def serve(port: int, folder: str) -> None:
                 access_log=False)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def load(limit: int, queries: int) -> tuple[list[tuple[str, str]], list[str]]:
     docs = []
     with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as handle:
@@ -88,20 +83,6 @@ def load(limit: int, queries: int) -> tuple[list[tuple[str, str]], list[str]]:
                 break
             texts.append(json.loads(line)["text"])
     return docs, texts
-
-
-def wait_ready(url: str, timeout: float = 300) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not become ready")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -218,7 +199,7 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), folder],
                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        wait_ready(url)
+        wait_ready(url, server)
         client = openai.OpenAI(base_url=f"{url}/v1", api_key="bench", max_retries=0)
         started = time.perf_counter()
         file_ids = [client.files.create(file=(name, text.encode("utf-8")),

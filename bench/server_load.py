@@ -40,6 +40,8 @@ from typing import Any
 
 import httpx
 
+from _serving import free_port, wait_ready
+
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "beir" / "scifact"
 RESULTS = ROOT / "bench" / "results" / "server_load.json"
@@ -53,32 +55,18 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(folder: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "ragloom", "serve", "--db", str(folder / "ragloom.db"),
                "--port", str(port), "--llm", "none", "--rate-limit", "0",
                "--max-upload-mb", "200"]
     handle = log.open("wb")
     process = subprocess.Popen(command, cwd=folder, stdout=handle, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=5).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            raise RuntimeError(log.read_text())
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("server did not become ready")
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", process)
+    except RuntimeError as exc:
+        process.kill()
+        raise RuntimeError(f"{exc}:\n{log.read_text()[-3000:]}") from exc
+    return process
 
 
 def load_corpus(limit: int) -> list[tuple[str, str]]:
