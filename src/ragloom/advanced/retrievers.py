@@ -38,6 +38,22 @@ class ContentRetriever(Protocol):
     def retrieve(self, query: Query) -> list[QueryMatch]: ...
 
 
+class DescribedRetriever:
+    """The read-only ``name`` and ``description`` of a content retriever (what a
+    router chooses by), from ``_name`` and ``_description`` set by the subclass."""
+
+    _name: str
+    _description: str
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+
 def text_match(text: str, *, source: str, retriever: str, score: float,
                metadata: dict[str, Any] | None = None, raw_score: float = 0.0) -> QueryMatch:
     """Content that is not in a knowledge base (a web page, SQL rows) as a match."""
@@ -47,7 +63,7 @@ def text_match(text: str, *, source: str, retriever: str, score: float,
                       knowledge_base=retriever)
 
 
-class KnowledgeBaseContentRetriever:
+class KnowledgeBaseContentRetriever(DescribedRetriever):
     """A knowledge base (or any retriever) as a content retriever.
 
     ``options`` (mode, ranker, top_k, threshold...) apply when the knowledge base
@@ -61,14 +77,6 @@ class KnowledgeBaseContentRetriever:
         self._name = name or str(getattr(knowledge_base, "name", "") or "knowledge base")
         self._description = description or f"documents in the knowledge base {self._name!r}"
         self.notice = ""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
 
     def retrieve(self, query: Query) -> list[QueryMatch]:
         search = getattr(self.knowledge_base, "search", None)

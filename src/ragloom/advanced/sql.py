@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragloom.advanced.query import Query
-from ragloom.advanced.retrievers import text_match
+from ragloom.advanced.retrievers import DescribedRetriever, text_match
 from ragloom.errors import InvalidInputError, QueryError, RagError
 from ragloom.protocols import ModelProvider
 from ragloom.types import QueryMatch
@@ -62,7 +62,7 @@ def check_statement(sql: str, allowed: Sequence[str] = DEFAULT_ALLOWED) -> str:
     return statement
 
 
-class SqlDatabaseContentRetriever:
+class SqlDatabaseContentRetriever(DescribedRetriever):
     """``SqlDatabaseContentRetriever("shop.db", model)`` (see the module docstring).
 
     ``tables`` limits the schema shown to the model (and the tables it may read).
@@ -87,14 +87,6 @@ class SqlDatabaseContentRetriever:
         self._description = description or f"rows of the SQL database {self.database.name}"
         self.notice = ""
         self.last_sql = ""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
 
     def _connect(self) -> sqlite3.Connection:
         if not self.database.is_file():

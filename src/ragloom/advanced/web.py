@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragloom.advanced.query import Query
-from ragloom.advanced.retrievers import text_match
+from ragloom.advanced.retrievers import DescribedRetriever, text_match
 from ragloom.errors import (
     BadResponseError,
     InvalidInputError,
@@ -28,7 +28,7 @@ from ragloom.types import QueryMatch
 __all__ = ["WebSearchContentRetriever"]
 
 
-class WebSearchContentRetriever:
+class WebSearchContentRetriever(DescribedRetriever):
     """``WebSearchContentRetriever("http://127.0.0.1:8888")``: the top
     ``max_results`` results of a SearXNG-compatible search; ``params`` are added to
     every request (e.g. ``{"categories": "general", "language": "en"}``)."""
@@ -47,14 +47,6 @@ class WebSearchContentRetriever:
         self.params = dict(params or {})
         self._name = name
         self._description = description
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
 
     def search(self, text: str) -> list[dict[str, Any]]:
         """The endpoint's raw results (dicts), best first."""
