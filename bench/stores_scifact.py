@@ -12,13 +12,16 @@ bench/results/cache/, shared with retrieval_scifact.py, so the time is the store
 writing, chunking and bookkeeping, not the model) and query latency p50/p95 for 10
 results per mode (query embeddings precomputed: the store's part only). PostgreSQL
 is a throwaway server started by ``pgserver``; Milvus Lite runs in process.
-Results go to bench/results/stores_scifact.json.
+Results go to bench/results/stores_scifact.json (all three stores) or
+stores_scifact_<store>[_<store>].json (a subset), with the machine's load average
+before and after each store (other work on the machine inflates times).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -83,8 +86,12 @@ def main() -> None:
     parser.add_argument("--stores", default="sqlite,pgvector,milvus")
     parser.add_argument("--limit-queries", type=int, default=None)
     parser.add_argument("--latency-queries", type=int, default=100)
-    parser.add_argument("--out", type=Path, default=RESULTS / "stores_scifact.json")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    kinds = args.stores.split(",")
+    if args.out is None:
+        suffix = "" if sorted(kinds) == ["milvus", "pgvector", "sqlite"] else "_" + "_".join(kinds)
+        args.out = RESULTS / f"stores_scifact{suffix}.json"
 
     dataset = load_beir(args.data)
     embedder, chunker, cached = cached_embedder(dataset)
@@ -96,9 +103,10 @@ def main() -> None:
                               "documents": len(dataset.corpus), "queries": len(queries),
                               "stores": {}}
     with tempfile.TemporaryDirectory(prefix="ragloom-stores-") as folder:
-        stores = open_stores(args.stores.split(","), Path(folder))
+        stores = open_stores(kinds, Path(folder))
         for kind, store in stores.items():
-            log(f"{kind}: ingesting...")
+            load_before = os.getloadavg()[0]
+            log(f"{kind}: ingesting (load average {load_before:.1f})...")
             started = time.perf_counter()
             chunks = ingest_dataset(dataset, store, fast, chunker, name="scifact")
             ingest = time.perf_counter() - started
@@ -108,7 +116,8 @@ def main() -> None:
             report["stores"][kind] = {
                 "chunks": chunks, "ingest_seconds": round(ingest, 1),
                 "quality": [row.to_dict() for row in rows],
-                "latency": latency(store, fast, queries[: args.latency_queries])}
+                "latency": latency(store, fast, queries[: args.latency_queries]),
+                "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
             store.close()
             # Written after each store, so a long run keeps what it measured.
             args.out.parent.mkdir(parents=True, exist_ok=True)
