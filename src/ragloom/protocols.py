@@ -82,6 +82,26 @@ class KeywordSearchable(Protocol):
     ) -> list[VectorMatch]: ...
 
 
+@runtime_checkable
+class RankedSearchable(Protocol):
+    """A keyword-searchable store that ranks chunk ids without reading chunks back.
+
+    Hybrid search asks each side for ``candidates`` matches but returns ``top_k``:
+    with these it fuses (chunk id, score, raw score) lists and reads only the chunks
+    it returns. Scores and order are those of ``query`` and ``keyword_query``.
+    """
+
+    def ranked_ids(
+        self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[tuple[str, float, float]]: ...
+
+    def keyword_ranked_ids(
+        self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[tuple[str, float, float]]: ...
+
+    def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class StoredDocument:
     """What a store remembers about an ingested document."""

@@ -60,6 +60,7 @@ from ragloom.errors import (
 )
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.retrieval.scores import bm25_to_score
 from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.ann import AnnSettings, sidecar_path
 from ragloom.stores.ann_matrix import ApproximateMatrix
@@ -655,21 +656,40 @@ class SqliteVectorStore:
         """The ``top_k`` nearest chunks (exact search), optionally filtered by metadata."""
         vector = dense_values(embedding, _STORE)
         with self._lock, self._read() as conn:
-            if self._cid is None or top_k <= 0:
-                return []
-            allowed = None
-            if filters is not None:
-                where, params = compile_indexed_filters(filters, conn)
-                # "+collection_id": the metadata index's chunk list drives the lookup,
-                # not a walk over every chunk of the collection.
-                rows = conn.execute(
-                    f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
-                    [self._cid, *params])
-                allowed = [row[0] for row in rows]
-            hits = self._vectors(conn).search(vector, top_k, allowed)
+            hits = self._nearest(conn, vector, top_k, filters)
             chunks = self._fetch(conn, [hit[0] for hit in hits])
         return [VectorMatch(chunk=chunks[cid], score=score, raw_score=raw)
                 for cid, score, raw in hits if cid in chunks]
+
+    def ranked_ids(
+        self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[tuple[str, float, float]]:
+        """:meth:`query` without reading the chunks: (chunk id, score, raw score), best
+        first. Hybrid search fuses two such lists and reads only the chunks it returns
+        (reading a chunk back costs more than ranking it)."""
+        vector = dense_values(embedding, _STORE)
+        with self._lock, self._read() as conn:
+            return self._nearest(conn, vector, top_k, filters)
+
+    def _nearest(
+        self, conn: sqlite3.Connection, vector: npt.NDArray[np.float32], top_k: int,
+        filters: MetadataFilters | None,
+    ) -> list[tuple[str, float, float]]:
+        if self._cid is None or top_k <= 0:
+            return []
+        return self._vectors(conn).search(vector, top_k, self._allowed(conn, filters))
+
+    def _allowed(self, conn: sqlite3.Connection,
+                 filters: MetadataFilters | None) -> list[str] | None:
+        """The ids of the chunks passing ``filters`` (None: no filter)."""
+        if filters is None:
+            return None
+        where, params = compile_indexed_filters(filters, conn)
+        # "+collection_id": the metadata index's chunk list drives the lookup,
+        # not a walk over every chunk of the collection.
+        rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
+                            [self._cid, *params])
+        return [row[0] for row in rows]
 
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
@@ -681,42 +701,51 @@ class SqliteVectorStore:
         chunk id. ``raw_score`` is the (positive) BM25 value. The in-memory keyword
         index, once built (see ``keyword_index``), gives the same matches and scores.
         """
-        terms = query_terms(text)
-        if not terms or top_k <= 0:
+        if not query_terms(text) or top_k <= 0:
             return []
+        self._keyword_index_first()
+        with self._lock, self._read() as conn:
+            hits = self._keyword_hits(conn, text, top_k, filters)
+            chunks = self._fetch(conn, [chunk_id for chunk_id, _ in hits])
+        return keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
+                                if chunk_id in chunks])
+
+    def keyword_ranked_ids(
+        self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
+    ) -> list[tuple[str, float, float]]:
+        """:meth:`keyword_query` without reading the chunks: (chunk id, score, BM25),
+        best first (see :meth:`ranked_ids`)."""
+        if not query_terms(text) or top_k <= 0:
+            return []
+        self._keyword_index_first()
+        with self._lock, self._read() as conn:
+            hits = self._keyword_hits(conn, text, top_k, filters)
+        raw = np.array([value for _, value in hits], dtype=np.float64)
+        return [(chunk_id, float(score), value)
+                for (chunk_id, value), score in zip(hits, bm25_to_score(raw), strict=True)]
+
+    def _keyword_index_first(self) -> None:
         if self._wants_keyword_index():
             self._build_keyword_index(wait=False)
-        with self._lock, self._read() as conn:
-            if self._cid is None:
-                return []
-            if self._memory.index is not None:
-                return self._memory_keyword_query(conn, self._memory.index, text, top_k,
-                                                  filters)
-            where, params = (compile_indexed_filters(filters, conn, "c.pk")
-                             if filters is not None else ("", []))
-            search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
-            rows = self._fts.ranked(search, terms, top_k,
-                                    (self._cid or 0, self._generation or 0))
-            chunks = self._fetch_rows(conn, [rowid for rowid, _ in rows])
-        best = sorted(((chunks[rowid], value) for rowid, value in rows if rowid in chunks),
-                      key=lambda item: (-item[1], item[0].id))[:top_k]
-        return keyword_matches(best)
 
-    def _memory_keyword_query(
-        self, conn: sqlite3.Connection, index: BM25Index, text: str, top_k: int,
+    def _keyword_hits(
+        self, conn: sqlite3.Connection, text: str, top_k: int,
         filters: MetadataFilters | None,
-    ) -> list[VectorMatch]:
-        """:meth:`keyword_query` on the in-memory index (under ``_lock``, synced)."""
-        allowed = None
-        if filters is not None:
-            where, params = compile_indexed_filters(filters, conn)
-            rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
-                                [self._cid, *params])
-            allowed = [row[0] for row in rows]
-        hits = index.search(text, top_k, allowed)
-        chunks = self._fetch(conn, [chunk_id for chunk_id, _ in hits])
-        return keyword_matches([(chunks[chunk_id], value) for chunk_id, value in hits
-                                 if chunk_id in chunks])
+    ) -> list[tuple[str, float]]:
+        """(chunk id, BM25) best first, ties by id: the in-memory index when built,
+        else FTS5 (under ``_lock``, synced)."""
+        if self._cid is None:
+            return []
+        if self._memory.index is not None:
+            return self._memory.index.search(text, top_k, self._allowed(conn, filters))
+        where, params = (compile_indexed_filters(filters, conn, "c.pk")
+                         if filters is not None else ("", []))
+        search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
+        rows = self._fts.ranked(search, query_terms(text), top_k,
+                                (self._cid or 0, self._generation or 0))
+        ids = self._ids_of_rows(conn, [rowid for rowid, _ in rows])
+        return sorted(((ids[rowid], value) for rowid, value in rows if rowid in ids),
+                      key=lambda item: (-item[1], item[0]))[:top_k]
 
     # ------------------------------------------------------ in-memory keyword index
     @property
@@ -796,13 +825,12 @@ class SqliteVectorStore:
 
         threading.Thread(target=build, name="ragloom-keyword-index", daemon=True).start()
 
-    def _fetch_rows(self, conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, TextChunk]:
-        """Chunks by their integer primary key (the FTS rowid)."""
-        columns = ", ".join("c." + column for column in CHUNK_COLUMNS.split(", "))
-        rows = conn.execute(
-            f"SELECT c.pk, {columns} FROM json_each(?) AS j CROSS JOIN chunks AS c "
-            "ON c.pk = j.value", (json.dumps(list(rowids)),))
-        return {row[0]: self._chunk(row[1:]) for row in rows}
+    @staticmethod
+    def _ids_of_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+        """Chunk ids by their integer primary key (the FTS rowid)."""
+        rows = conn.execute("SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
+                            "ON c.pk = j.value", (json.dumps(list(rowids)),))
+        return {row[0]: row[1] for row in rows}
 
     def count(self) -> int:
         with self._lock, self._read() as conn:

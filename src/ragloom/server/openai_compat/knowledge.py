@@ -13,6 +13,7 @@ from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import not_found
+from ragloom.server.openai_compat.search import QueryOnce
 from ragloom.types import QueryMatch
 
 
@@ -49,5 +50,7 @@ class Knowledge:
         for _, kb in kbs:
             kb.check_embedder()
         options = (options or SearchOptions()).with_(top_k=top_k)
-        targets = [(name, kb.store, kb.embedder) for name, kb in kbs]
+        once: dict[int, QueryOnce] = {}  # knowledge bases sharing an embedder embed once
+        targets = [(name, kb.store, once.setdefault(id(kb.embedder), QueryOnce(kb.embedder)))
+                   for name, kb in kbs]
         return list(search_many(targets, query, options).matches)

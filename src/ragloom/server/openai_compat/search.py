@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,9 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
 from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
+from ragloom.retrieval.search import search
 from ragloom.server.openai_compat.errors import bad_request
-from ragloom.types import QueryMatch
+from ragloom.types import Embedding, QueryMatch
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
 FILE_KEYS = ("file_id", "filename")
@@ -189,6 +192,36 @@ def group_by_file(matches: Sequence[QueryMatch], limit: int,
     return list(hits.values())[:limit]
 
 
+class QueryOnce:
+    """An embedder that embeds each query text once for the length of one request:
+    the passes of a search (and the knowledge bases of one question) share it.
+
+    Made per request and dropped with it, so no search is answered from another's
+    work; documents are passed through.
+    """
+
+    def __init__(self, embedder: EmbeddingProvider) -> None:
+        self.embedder = embedder
+        self._queries: dict[str, Embedding] = {}
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def dimension(self) -> int:
+        return self.embedder.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
+        return self.embedder.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Embedding:
+        found = self._queries.get(text)
+        if found is None:
+            found = self._queries[text] = self.embedder.embed_query(text)
+        return found
+
+
 def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
                ) -> tuple[str, list[FileHit]]:
     """The query searched and the file hits over one or more vector stores."""
@@ -197,10 +230,15 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
         query = rewrite(query)
     threshold = request.ranking_options.score_threshold if request.ranking_options else None
     limit = request.max_num_results
+    for kb in kbs:
+        kb.check_embedder()
+    once: dict[int, QueryOnce] = {}  # one per embedder: stores sharing it embed once
+    targets = [(kb, once.setdefault(id(kb.embedder), QueryOnce(kb.embedder))) for kb in kbs]
     hits: list[FileHit] = []
     for _ in range(MAX_PASSES):
         found = [h.file_id for h in hits]
-        matches, more = _matches(kbs, request, query, (limit - len(hits)) * PER_FILE, found)
+        matches, more = _matches(targets, request, query, (limit - len(hits)) * PER_FILE,
+                                 found)
         hits += group_by_file(matches, limit - len(hits), threshold)
         below = threshold is not None and bool(matches) and matches[-1].score < threshold
         if len(hits) >= limit or not more or below:
@@ -210,22 +248,22 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     return query, hits
 
 
-def _matches(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest, query: str,
-             top_k: int, exclude: Sequence[str]) -> tuple[list[QueryMatch], bool]:
+def _matches(targets: Sequence[tuple[VectorKnowledgeBase, QueryOnce]], request: SearchRequest,
+             query: str, top_k: int, exclude: Sequence[str]) -> tuple[list[QueryMatch], bool]:
     """Chunk matches best first, and whether some store may have more."""
     matches: list[QueryMatch] = []
     more = False
-    for kb in kbs:
+    for kb, embedder in targets:
         options = search_options(request, kb.search_options, top_k=top_k, exclude=exclude)
         try:
-            found = kb.search(query, options).matches
+            found = search(kb.store, embedder, query, options, knowledge_base=kb.name).matches
         except RagError as exc:
             if "no keyword search" in str(exc) or "is empty" in str(exc):
                 raise bad_request(str(exc), "query") from exc
             raise
         more = more or len(found) >= options.top_k
         matches.extend(found)
-    if len(kbs) > 1:
+    if len(targets) > 1:
         matches.sort(key=lambda m: -m.score)
     return matches, more
 
@@ -235,3 +273,10 @@ def hit_json(hit: FileHit) -> dict[str, Any]:
             "attributes": hit.attributes,
             "content": [{"type": "text", "text": m.chunk.text} for m in hit.chunks]}
 
+
+def page_json(query: str, hits: Sequence[FileHit]) -> bytes:
+    """The search results page, encoded (as FastAPI's JSONResponse would encode it)."""
+    page = {"object": "vector_store.search_results.page", "search_query": [query],
+            "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
+    return json.dumps(page, ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":")).encode("utf-8")

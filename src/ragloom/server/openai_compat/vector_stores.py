@@ -13,7 +13,7 @@ from ragloom.server.openai_compat.db import dumps
 from ragloom.server.openai_compat.errors import bad_request, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
 from ragloom.server.openai_compat.ingest import documents_of
-from ragloom.server.openai_compat.search import SearchRequest, hit_json, run_search
+from ragloom.server.openai_compat.search import SearchRequest, page_json, run_search
 from ragloom.server.openai_compat.vector_store_api import (
     BatchCreate,
     FileCreate,
@@ -102,18 +102,20 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
         return {"id": vector_store_id, "object": "vector_store.deleted", "deleted": True}
 
     # ---------------------------------------------------------------------- search
-    @router.post("/vector_stores/{vector_store_id}/search", summary="Search a vector store")
+    @router.post("/vector_stores/{vector_store_id}/search", summary="Search a vector store",
+                 response_model=dict[str, Any])
     async def search(vector_store_id: str, body: SearchRequest,
-                     tenant: str = owner) -> dict[str, Any]:
+                     tenant: str = owner) -> Response:
 
-        def run() -> dict[str, Any]:
+        def run() -> bytes:
             api.store_row(tenant, vector_store_id)
             kb = api.collections.knowledge_base(vector_store_id)
             query, hits = run_search([kb], body)
-            return {"object": "vector_store.search_results.page", "search_query": [query],
-                    "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
+            return page_json(query, hits)
 
-        return await api.deps.cpu(run)
+        # Encoded in the worker thread: the event loop (one core for every request)
+        # does not validate and serialise the page again through the response model.
+        return Response(await api.deps.cpu(run), media_type="application/json")
 
     # ----------------------------------------------------------------------- files
     @router.post("/vector_stores/{vector_store_id}/files",
