@@ -32,7 +32,14 @@ from ragloom.server.answering import (
 )
 from ragloom.server.auth import Tenant, current_tenant
 from ragloom.server.errors import ApiError, bad_request, from_rag_error
-from ragloom.server.native.schemas import AskIn, AskOut, AskSettings, SearchIn, SearchOut
+from ragloom.server.native.schemas import (
+    AskIn,
+    AskOut,
+    AskSettings,
+    RetrievalSettings,
+    SearchIn,
+    SearchOut,
+)
 from ragloom.server.state import ServerState, get_state
 from ragloom.types import ChatMessage
 
@@ -45,7 +52,7 @@ STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
     "description": "The answer (JSON), or with stream=true server-sent events"}}
 
 
-def search_options(body: Any) -> SearchOptions:
+def search_options(body: RetrievalSettings) -> SearchOptions:
     filters = None
     if body.filters is not None:
         try:

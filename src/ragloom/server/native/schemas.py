@@ -152,15 +152,14 @@ class DeletedDocuments(BaseModel):
     document_ids: list[str]
 
 
-class SearchSettings(BaseModel):
-    """Every option of ragloom.retrieval.options.SearchOptions."""
+class RetrievalSettings(BaseModel):
+    """The options of ragloom.retrieval.options.SearchOptions that search and ask share."""
 
     model_config = ConfigDict(extra="forbid")
 
-    knowledge_bases: list[str] = Field(min_length=1, max_length=16,
-                                       description="ids or names of the caller's knowledge bases")
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
-    top_k: int = Field(5, ge=1, le=1000)
+    # Each request sets its own default and ceiling (an answer reads fewer passages).
+    top_k: int
     score_threshold: float | None = Field(None, ge=0.0, le=1.0)
     ranker: Literal["weighted", "rrf"] = "weighted"
     impact_factor: float = Field(60.0, gt=0.0, le=1e6)
@@ -173,6 +172,14 @@ class SearchSettings(BaseModel):
     graph_hops: int = Field(1, ge=0, le=5)
     graph_fan_out: int = Field(10, ge=1, le=1000)
     graph_weight: float = Field(0.5, ge=0.0, le=100.0)
+
+
+class SearchSettings(RetrievalSettings):
+    """Every option of ragloom.retrieval.options.SearchOptions."""
+
+    knowledge_bases: list[str] = Field(min_length=1, max_length=16,
+                                       description="ids or names of the caller's knowledge bases")
+    top_k: int = Field(5, ge=1, le=1000)
 
 
 class SearchIn(SearchSettings):
@@ -202,26 +209,11 @@ class SearchOut(BaseModel):
     notice: str
 
 
-class AskSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AskSettings(RetrievalSettings):
     question: str = Field(min_length=1, max_length=100_000)
     stream: bool = Field(False, description="answer as server-sent events: sources, delta..., "
                          "done (or error)")
-    mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
     top_k: int = Field(3, ge=1, le=100)
-    score_threshold: float | None = Field(None, ge=0.0, le=1.0)
-    ranker: Literal["weighted", "rrf"] = "weighted"
-    impact_factor: float = Field(60.0, gt=0.0, le=1e6)
-    alpha: float = Field(0.5, ge=0.0, le=1.0)
-    filters: dict[str, Any] | None = None
-    candidates: int = Field(100, ge=1, le=10000)
-    normalization: Literal["minmax", "zscore", "none"] = "minmax"
-    graph: bool = Field(False, description="also take chunks mentioning the query's entities "
-                        "and their neighbours in the knowledge graph")
-    graph_hops: int = Field(1, ge=0, le=5)
-    graph_fan_out: int = Field(10, ge=1, le=1000)
-    graph_weight: float = Field(0.5, ge=0.0, le=100.0)
     max_tokens_in_context: int | None = Field(1500, ge=1, le=100_000)
     max_answer_tokens: int = Field(256, ge=1, le=4096)
 
