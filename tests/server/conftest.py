@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,16 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.serving import free_port, start_uvicorn
+
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 FAKE = {"embedder": "fake:hashing-64", "llm": "fake:echo"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -46,24 +41,13 @@ class LiveServer:
 
 
 def start_server(db: Path, **settings: Any) -> LiveServer:
-    import uvicorn
-
     from ragloom.server.app import create_app
     from ragloom.server.settings import ServerSettings
 
     port = free_port()
     options = {**FAKE, **settings}
     app = create_app(ServerSettings(port=port, db=db, **options))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                            access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.02)
+    server, thread = start_uvicorn(app, port, log_config=None, access_log=False)
     live = LiveServer(url=f"http://127.0.0.1:{port}", app=app, server=server, thread=thread)
     live.state.ready.wait(30)
     return live
@@ -76,22 +60,22 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     server.stop()
 
 
-def wait_job(client: httpx.Client, job_id: str, timeout: float = 30) -> dict[str, Any]:
+def _wait_done(client: httpx.Client, path: str, timeout: float) -> dict[str, Any]:
+    """The job or batch at ``path`` once it is no longer in progress (or at ``timeout``)."""
     deadline = time.monotonic() + timeout
     while True:
-        job: dict[str, Any] = client.get(f"/api/jobs/{job_id}").json()
-        if job["status"] != "in_progress" or time.monotonic() > deadline:
-            return job
+        item: dict[str, Any] = client.get(path).json()
+        if item["status"] != "in_progress" or time.monotonic() > deadline:
+            return item
         time.sleep(0.05)
+
+
+def wait_job(client: httpx.Client, job_id: str, timeout: float = 30) -> dict[str, Any]:
+    return _wait_done(client, f"/api/jobs/{job_id}", timeout)
 
 
 def wait_batch(client: httpx.Client, batch_id: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        batch: dict[str, Any] = client.get(f"/api/batches/{batch_id}").json()
-        if batch["status"] != "in_progress" or time.monotonic() > deadline:
-            return batch
-        time.sleep(0.05)
+    return _wait_done(client, f"/api/batches/{batch_id}", timeout)
 
 
 def sse_events(text: str) -> list[tuple[str, Any]]:

@@ -6,22 +6,19 @@ keys are two tenants.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Header, HTTPException
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import EmbeddingProvider, ModelProvider
 from ragloom.server.openai_compat import OpenAIDeps, build_router
 from ragloom.stores.sqlite import SqliteVectorStore
+from tests.serving import free_port, start_uvicorn
 
 
 def tenant_from_key(authorization: str | None = Header(None)) -> SimpleNamespace:
@@ -51,25 +48,11 @@ def make_app(tmp_path: Path, embedder: EmbeddingProvider, model: ModelProvider |
     return app
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serve(app: FastAPI) -> Iterator[str]:
     """Run ``app`` under uvicorn on a free port; yields the base URL."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
+    server, thread = start_uvicorn(app, port, timeout=20, log_level="warning")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -7,7 +7,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.server.conftest import free_port, wait_batch
+from tests.server.conftest import wait_batch
+from tests.serving import free_port, start_ragloom_serve
 
 FILES = 40
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
@@ -24,24 +24,9 @@ WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "
 
 
 def _serve(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-m", "ragloom", "serve", "--db", str(db), "--port", str(port),
-               "--embedder", "fake:hashing-64", "--llm", "fake:echo", "--rate-limit", "0"]
-    with log.open("ab") as handle:
-        process = subprocess.Popen(command, cwd=db.parent, env=env, stdout=handle,
-                                   stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=2).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("ragloom serve did not start:\n" + log.read_text())
+    return start_ragloom_serve(db, port, log, "--embedder", "fake:hashing-64", "--llm",
+                               "fake:echo", "--rate-limit", "0", cwd=db.parent,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
 @pytest.fixture

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from tests.serving import free_port, start_ragloom_serve
 
 pytest.importorskip("fastapi")
 pytest.importorskip("playwright.sync_api", reason="the dev extra (playwright) is not installed")
@@ -28,6 +28,7 @@ SCREENSHOTS = Path(__file__).parent / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
+FAKE_MODELS = ("--embedder", "fake:hashing-64", "--llm", "fake:echo")
 
 
 def chromium_path() -> str | None:
@@ -36,12 +37,6 @@ def chromium_path() -> str | None:
         if candidate and Path(candidate).exists():
             return candidate
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -55,37 +50,31 @@ class Served:
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
-
-def serve(db: Path, log: Path, *options: str) -> Served:
-    port = free_port()
-    command = [sys.executable, "-m", "ragloom", "serve", "--port", str(port), "--db", str(db),
-               *options]
-    process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
+    def stop(self) -> None:
+        self.process.terminate()
         try:
-            if httpx.get(url + "/ready", timeout=2).status_code == 200:
-                return Served(url=url, db=db, process=process)
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("ragloom serve did not start:\n" + log.read_text()[-3000:])
-        time.sleep(0.1)
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@contextmanager
+def serving(folder: Path, *options: str) -> Iterator[Served]:
+    """``ragloom serve`` on a fresh database in ``folder`` (its log beside it), then stopped."""
+    port = free_port()
+    db = folder / "kb" / "ragloom.db"
+    process = start_ragloom_serve(db, port, folder / "server.log", *options)
+    served = Served(url=f"http://127.0.0.1:{port}", db=db, process=process)
+    try:
+        yield served
+    finally:
+        served.stop()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("web")
-    served = serve(folder / "kb" / "ragloom.db", folder / "server.log",
-                   "--embedder", "fake:hashing-64", "--llm", "fake:echo")
-    yield served
-    served.process.terminate()
-    try:
-        served.process.wait(15)
-    except subprocess.TimeoutExpired:
-        served.process.kill()
+    with serving(tmp_path_factory.mktemp("web"), *FAKE_MODELS) as served:
+        yield served
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
 """The web page in a real browser against a real ``ragloom serve``.
 
 One module-scoped server; the tests run in order (upload, chat, search, graph, then
-the hostile document, accessibility and the API key prompt last since it adds a key).
+the hostile document and accessibility build on what the earlier ones made). The API
+key prompt has a server of its own, since a key locks every later request out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import Served, Watched
+from tests.web.conftest import FAKE_MODELS, Served, Watched, serving
 
 pytestmark = pytest.mark.integration
 
@@ -346,23 +347,26 @@ def _status(url: str) -> int:
         return int(exc.code)
 
 
-def test_asks_for_an_api_key_once_one_exists(server: Served, watched: Watched) -> None:
-    made = subprocess.run([sys.executable, "-m", "ragloom", "keys", "create", "--tenant",
-                           "default", "--db", str(server.db)],
-                          capture_output=True, text=True, check=True)
-    key = re.search(r"rlk_[\w-]+", made.stdout)
-    assert key, made.stdout
-    # The server notices a key made by another process within a couple of seconds.
-    deadline = time.monotonic() + 15
-    while _status(server.url + "/api/knowledge-bases") != 401:
-        assert time.monotonic() < deadline, "the server never asked for the new key"
-        time.sleep(0.25)
-    page = goto(watched, server, "kbs")
-    page.wait_for_selector("#key-dialog[open]")
-    watched.shot("api-key")
-    page.fill("#key-input", key.group(0))
-    page.click("#key-form button[type=submit]")
-    page.wait_for_selector("#kb-table td >> text=handbook")
-    assert page.evaluate("sessionStorage.getItem('ragloom.apiKey')") == key.group(0)
-    assert page.evaluate("localStorage.length") == 0
-    no_errors(watched, allowed=r"401")
+def test_asks_for_an_api_key_once_one_exists(watched: Watched, tmp_path: Path) -> None:
+    with serving(tmp_path, *FAKE_MODELS) as server:
+        with server.client() as client:
+            client.post("/api/knowledge-bases", json={"name": "handbook"}).raise_for_status()
+        made = subprocess.run([sys.executable, "-m", "ragloom", "keys", "create", "--tenant",
+                               "default", "--db", str(server.db)],
+                              capture_output=True, text=True, check=True)
+        key = re.search(r"rlk_[\w-]+", made.stdout)
+        assert key, made.stdout
+        # The server notices a key made by another process within a couple of seconds.
+        deadline = time.monotonic() + 15
+        while _status(server.url + "/api/knowledge-bases") != 401:
+            assert time.monotonic() < deadline, "the server never asked for the new key"
+            time.sleep(0.25)
+        page = goto(watched, server, "kbs")
+        page.wait_for_selector("#key-dialog[open]")
+        watched.shot("api-key")
+        page.fill("#key-input", key.group(0))
+        page.click("#key-form button[type=submit]")
+        page.wait_for_selector("#kb-table td >> text=handbook")
+        assert page.evaluate("sessionStorage.getItem('ragloom.apiKey')") == key.group(0)
+        assert page.evaluate("localStorage.length") == 0
+        no_errors(watched, allowed=r"401")

@@ -3,13 +3,12 @@ page, SmolLM2 answers in the chat, the citation opens the handbook passage."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import Served, Watched, serve
+from tests.web.conftest import Served, Watched, serving
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -17,15 +16,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("web-real")
-    served = serve(folder / "kb" / "ragloom.db", folder / "server.log",
-                   "--embedder", "local:all-MiniLM-L6-v2-int8", "--llm", "local:smollm2")
-    yield served
-    served.process.terminate()
-    try:
-        served.process.wait(15)
-    except subprocess.TimeoutExpired:
-        served.process.kill()
+    with serving(tmp_path_factory.mktemp("web-real"), "--embedder",
+                 "local:all-MiniLM-L6-v2-int8", "--llm", "local:smollm2") as served:
+        yield served
 
 
 def test_upload_and_cited_answer_with_the_bundled_models(real_server: Served,
