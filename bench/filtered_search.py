@@ -26,8 +26,8 @@ import numpy as np
 from ragloom.filters import parse_filters
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
-from ragloom.stores.sqlite import SqliteVectorStore
-from ragloom.stores.sqlite_filters import compile_filters, compile_indexed_filters
+from ragloom.stores.sqlite import SqliteVectorStore, filtered_ids_sql
+from ragloom.stores.sqlite_filters import compile_filters
 from ragloom.testing import HashingEmbedder
 from ragloom.types import TextChunk, TextDocument, VectorEntry
 
@@ -93,12 +93,16 @@ def main() -> None:
                 figures = timed(lambda o=options: search(store, embedder, query(), o),
                                 args.repeats)
                 rows.append({"n": args.n, "mode": mode, "filter": label, **figures})
+        with store.reading() as (_, cid):
+            assert cid is not None
         conn = sqlite3.connect(db)
         old_where, old_params = compile_filters(selective)
-        new_where, new_params = compile_indexed_filters(selective, conn)
-        for label, where, params in (("json_extract (before)", old_where, old_params),
-                                     ("chunk_meta index", new_where, new_params)):
-            sql = f"SELECT id FROM chunks WHERE collection_id = 1 AND {where}"
+        before = (f"SELECT id FROM chunks WHERE collection_id = ? AND {old_where}",
+                  [cid, *old_params])
+        # The SQL the store's filtered queries run, from the store's own function.
+        index = filtered_ids_sql(conn, cid, selective)
+        for label, (sql, params) in (("json_extract (before)", before),
+                                     ("chunk_meta index", index)):
             figures = timed(lambda s=sql, p=params: conn.execute(s, p).fetchall(), args.repeats)
             rows.append({"n": args.n, "mode": "filter only", "filter": label, **figures})
         conn.close()

@@ -102,6 +102,17 @@ from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, V
 _STORE = "SqliteVectorStore"
 
 
+def filtered_ids_sql(
+    conn: sqlite3.Connection, cid: int, filters: MetadataFilters
+) -> tuple[str, list[object]]:
+    """The SELECT of the ids of collection ``cid``'s chunks that pass ``filters``, and its
+    parameters: the SQL filtered queries run (the benchmark and plan test use it too)."""
+    where, params = compile_indexed_filters(filters, conn)
+    # "+collection_id": the metadata index's chunk list drives the lookup (by primary
+    # key), not a walk over every chunk of the collection.
+    return f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}", [cid, *params]
+
+
 @dataclass(frozen=True, kw_only=True)
 class CollectionStats:
     """Size and settings of one collection (knowledge base) in a store."""
@@ -684,12 +695,10 @@ class SqliteVectorStore:
         """The ids of the chunks passing ``filters`` (None: no filter)."""
         if filters is None:
             return None
-        where, params = compile_indexed_filters(filters, conn)
-        # "+collection_id": the metadata index's chunk list drives the lookup,
-        # not a walk over every chunk of the collection.
-        rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
-                            [self._cid, *params])
-        return [row[0] for row in rows]
+        if self._cid is None:  # no collection yet: nothing passes
+            return []
+        sql, params = filtered_ids_sql(conn, self._cid, filters)
+        return [row[0] for row in conn.execute(sql, params)]
 
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
