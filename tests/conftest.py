@@ -20,3 +20,11 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     store = SqliteVectorStore(tmp_path / "kb.db", collection="default")
     yield store
     store.close()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL server with pgvector for this test session (pgserver)."""
+    from tests.pg_server import postgres_server
+
+    yield from postgres_server()

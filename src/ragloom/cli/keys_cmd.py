@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ragloom.cli.common import DbOption, fail, out, print_json, reported_errors, resolve_db
+from ragloom.cli.common import (
+    DbOption,
+    fail,
+    out,
+    print_json,
+    reported_errors,
+    resolve_db,
+    resolve_location,
+)
 
 if TYPE_CHECKING:
     from ragloom.server.auth import KeyStore
@@ -21,7 +29,13 @@ def _store(db: str | None) -> tuple[ServerDatabase, KeyStore]:
     from ragloom.server.db import ServerDatabase
     from ragloom.server.settings import ServerSettings
 
-    database = ServerDatabase(ServerSettings(db=resolve_db(db)).server_db)
+    location = resolve_location(db)
+    if location.kind == "postgresql":  # the server's tables in PostgreSQL (replicas)
+        from ragloom.cli.common import settings_for
+
+        database = ServerDatabase(db or str(settings_for().db))
+    else:
+        database = ServerDatabase(ServerSettings(db=resolve_db(db)).server_db)
     return database, KeyStore(database)
 
 

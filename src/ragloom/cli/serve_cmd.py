@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from ragloom.cli.common import DbOption, fail, reported_errors, resolve_db, settings_for
+from ragloom.cli.common import (
+    DbOption,
+    fail,
+    reported_errors,
+    resolve_db,
+    resolve_location,
+    settings_for,
+    side_path,
+)
 from ragloom.errors import MissingDependencyError
 
 
@@ -46,6 +54,10 @@ def serve_command(
         "--search-threads", min=1, help="Threads for searches and other CPU work.")] = 8,
     model_threads: Annotated[int, typer.Option(
         "--model-threads", min=1, help="Threads for language model calls.")] = 2,
+    job_lease: Annotated[float, typer.Option(
+        "--job-lease", min=0.5, help="With --db postgresql://...: seconds a replica's claim "
+        "on an ingestion job holds without its heartbeat (then another replica takes it).")
+    ] = 30.0,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -61,15 +73,21 @@ def serve_command(
         from ragloom.server.settings import ServerSettings, is_loopback
 
         resolved = settings_for(embedder=embedder, llm=llm, fallback_llm=fallback_llm)
+        location = resolve_location(db)
+        # PostgreSQL: every replica on that database serves the same tenants and data.
+        database_url = (db or str(resolved.db)) if location.kind == "postgresql" else None
         settings = ServerSettings(
-            host=host, port=port, db=Path(resolve_db(db)), embedder=str(resolved.embedder),
+            host=host, port=port,
+            db=Path(side_path(db) if database_url else resolve_db(db)),
+            database_url=database_url, job_lease_seconds=job_lease,
+            embedder=str(resolved.embedder),
             llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
             log_format=log_format,  # type: ignore[arg-type]
             log_level=log_level, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
             rate_limit=rate_limit, insecure_no_auth=insecure_no_auth,
             search_threads=search_threads, model_threads=model_threads)
         if not is_loopback(host) and not insecure_no_auth:
-            database = ServerDatabase(settings.server_db)
+            database = ServerDatabase(settings.server_database)
             try:
                 keys = KeyStore(database).key_count()
             finally:

@@ -123,9 +123,11 @@ def check_chunking(chunking: dict[str, Any]) -> None:
 class Catalog:
     """The knowledge bases of every tenant; each lookup is scoped to one tenant."""
 
-    def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels) -> None:
+    def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels, *,
+                 store_url: str | None = None) -> None:
         self.db = db
         self.store_path = store_path
+        self.store_url = store_url  # a PostgreSQL URL: PgVectorStore collections there
         self.models = models
         self._open: dict[str, VectorKnowledgeBase] = {}
         self._lock = threading.Lock()
@@ -191,6 +193,10 @@ class Catalog:
         knowledge_base.store.drop_collection()  # type: ignore[attr-defined]
         with self._lock:
             self._open.pop(record.id, None)
+        if self.store_url is not None:  # a PostgreSQL store holds a connection pool
+            close = getattr(knowledge_base.store, "close", None)
+            if callable(close):
+                close()
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM knowledge_bases WHERE id = ?", (record.id,))
             conn.execute("UPDATE jobs SET status = 'cancelled', updated = ? "
@@ -206,13 +212,21 @@ class Catalog:
                 from ragloom.stores.sqlite import SqliteVectorStore
 
                 embedder = self.models.embedder(record.embedder)
-                store = SqliteVectorStore(self.store_path, collection=record.collection)
+                store: Any
+                if self.store_url is not None:
+                    from ragloom.stores.factory import open_store
+
+                    store = open_store(self.store_url, collection=record.collection)
+                else:
+                    store = SqliteVectorStore(self.store_path, collection=record.collection)
                 knowledge_base = VectorKnowledgeBase(
                     store, embedder, make_chunker(record.chunking, embedder), name=record.name)
-                from ragloom.graph import graph_step
+                if isinstance(store, SqliteVectorStore):
+                    from ragloom.graph import graph_step
 
-                # Graph extraction as the knowledge base's saved setting says (PUT .../graph).
-                knowledge_base.graph = graph_step(store, model=self.models.model)
+                    # Graph extraction as the knowledge base's saved setting says
+                    # (PUT .../graph); the graph lives in the SQLite store's file.
+                    knowledge_base.graph = graph_step(store, model=self.models.model)
                 self._open[record.id] = knowledge_base
             return knowledge_base
 

@@ -15,6 +15,17 @@ ingested: the batch completes with no partial and no duplicated document.
 
 The worker is the only writer of knowledge base content, so SQLite sees one writer;
 searches read the same store objects concurrently.
+
+Replicas (the server database on PostgreSQL): every replica runs a worker, and a
+worker *claims* the jobs it runs: in one write transaction (writes take turns, see
+:mod:`ragloom.server.sql_postgres`) it picks pending jobs whose lease is free or has
+expired and stamps them with its own id (``lease_owner``) and a ``lease_until`` time,
+which a heartbeat pushes forward while it lives. Two live replicas never run the same
+job; a replica killed mid-group stops renewing, and once the lease has expired
+another replica (or a restart) runs those jobs again, with the same no-duplicate
+guarantee as a restart. Uploaded bytes then live in the database (``job_files``),
+not in a local folder, so any replica can run any job. On SQLite (one server
+process) the leases are released when the server starts, so a restart resumes at once.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,19 +123,30 @@ def _safe_name(name: str) -> str:
 
 
 class JobQueue:
-    """The job table and the uploaded bytes waiting in ``files_dir``."""
+    """The job table and the uploaded bytes waiting in ``files_dir`` (or, when the
+    database is shared by replicas, in its ``job_files`` table).
 
-    def __init__(self, db: ServerDatabase, files_dir: Path) -> None:
+    ``owner`` names this process in job leases; ``lease_seconds`` is how long a claim
+    holds without a heartbeat.
+    """
+
+    def __init__(self, db: ServerDatabase, files_dir: Path, *,
+                 lease_seconds: float = 30.0) -> None:
         self.db = db
         self.files_dir = files_dir
         self.wakeup = threading.Event()
+        self.owner = new_id("replica")
+        self.lease_seconds = lease_seconds
+        self.files_in_database = bool(getattr(db, "shared", False))
 
     def _stage(self, job_id: str, request: JobRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {"source": request.source, "metadata": request.metadata}
         if request.kind == "file":
             payload.update(file_name=request.file_name or request.source,
                            mime_type=request.mime_type)
-            if request.data is not None:
+            if request.data is not None and self.files_in_database:
+                payload.update(stored=True)
+            elif request.data is not None:
                 folder = self.files_dir / job_id
                 folder.mkdir(parents=True, exist_ok=True)
                 target = folder / _safe_name(request.file_name or request.source)
@@ -158,6 +181,10 @@ class JobQueue:
                 f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
                 "?, ?)", [(j.id, j.tenant_id, j.kb_id, j.batch_id, j.kind, json.dumps(j.payload),
                            j.status, j.created, j.updated) for j in jobs])
+            stored = [(job.id, request.data) for job, request in zip(jobs, requests, strict=True)
+                      if job.payload.get("stored")]
+            if stored:
+                conn.executemany("INSERT INTO job_files (job_id, data) VALUES (?, ?)", stored)
         self.wakeup.set()
         return jobs
 
@@ -193,14 +220,36 @@ class JobQueue:
         return int(row[0]) if row else 0
 
     def next_group(self, limit: int) -> list[Job]:
-        """The oldest pending jobs of the knowledge base whose job waited longest."""
-        first = self.db.one("SELECT kb_id FROM jobs WHERE status = 'in_progress' "
-                            "ORDER BY created, id LIMIT 1")
-        if first is None:
-            return []
-        rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE status = 'in_progress' AND "
-                           "kb_id = ? ORDER BY created, id LIMIT ?", (first[0], limit))
+        """Claim the oldest free pending jobs of the knowledge base whose job waited
+        longest: they are this process's until their lease runs out."""
+        stamp = now()
+        free = "status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?)"
+        with self.db.transaction() as conn:
+            first = conn.execute(f"SELECT kb_id FROM jobs WHERE {free} ORDER BY created, id "
+                                 "LIMIT 1", (stamp,)).fetchone()
+            if first is None:
+                return []
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE {free} AND kb_id = ? "
+                                "ORDER BY created, id LIMIT ?", (stamp, first[0], limit)
+                                ).fetchall()
+            conn.executemany("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?",
+                             [(self.owner, stamp + self.lease_seconds, r[0]) for r in rows])
         return [Job.from_row(r) for r in rows]
+
+    def renew_leases(self) -> int:
+        """Push this process's leases forward (the heartbeat); returns how many."""
+        return self.db.execute("UPDATE jobs SET lease_until = ? WHERE lease_owner = ? AND "
+                               "status = 'in_progress'", (now() + self.lease_seconds,
+                                                          self.owner))
+
+    def release_all_leases(self) -> int:
+        """Free every lease: for a server that is the only user of its database."""
+        return self.db.execute("UPDATE jobs SET lease_owner = NULL, lease_until = NULL "
+                               "WHERE status = 'in_progress' AND lease_owner IS NOT NULL")
+
+    def stored_bytes(self, job: Job) -> bytes | None:
+        row = self.db.one("SELECT data FROM job_files WHERE job_id = ?", (job.id,))
+        return bytes(row[0]) if row is not None else None
 
     def finish(self, outcomes: Sequence[tuple[Job, str, str | None, str | None,
                                               dict[str, Any]]]) -> None:
@@ -212,6 +261,9 @@ class JobQueue:
                 "WHERE id = ? AND status = 'in_progress'",
                 [(status, reason, message, json.dumps(result), stamp, job.id)
                  for job, status, reason, message, result in outcomes])
+            stored = [(job.id,) for job, *_ in outcomes if job.payload.get("stored")]
+            if stored:
+                conn.executemany("DELETE FROM job_files WHERE job_id = ?", stored)
         for job, *_ in outcomes:
             if job.payload.get("owned") and job.payload.get("path"):
                 shutil.rmtree(Path(job.payload["path"]).parent, ignore_errors=True)
@@ -238,8 +290,13 @@ class JobWorker:
         self.busy = False
 
     def start(self) -> None:
+        if not self.queue.files_in_database:  # the only server on this database
+            self.queue.release_all_leases()
         self._thread = threading.Thread(target=self._run, name="ragloom-jobs", daemon=True)
         self._thread.start()
+        self._heartbeat = threading.Thread(target=self._beat, name="ragloom-jobs-lease",
+                                           daemon=True)
+        self._heartbeat.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
@@ -248,6 +305,14 @@ class JobWorker:
             self._thread.join(timeout)
         if self._parser is not None:
             self._parser.close()
+
+    def _beat(self) -> None:
+        interval = max(0.2, self.queue.lease_seconds / 3)
+        while not self._stop.wait(interval):
+            try:
+                self.queue.renew_leases()
+            except Exception:  # a missed beat only shortens the lease
+                log.exception("cannot renew the job leases")
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -271,10 +336,23 @@ class JobWorker:
                 self.busy = False
 
     def _load_file(self, job: Job) -> tuple[list[TextDocument], str | None]:
+        if not job.payload.get("stored"):
+            return self._load_path(job, str(job.payload.get("path") or ""))
+        data = self.queue.stored_bytes(job)
+        if data is None:
+            return [], "the uploaded file is missing on the server"
+        # Parsers read files: the bytes from the database go to a private folder first.
+        with tempfile.TemporaryDirectory(prefix="ragloom-job-") as folder:
+            path = os.path.join(folder, _safe_name(str(job.payload.get("file_name") or
+                                                       job.source)))
+            with open(path, "wb") as handle:
+                handle.write(data)
+            return self._load_path(job, path)
+
+    def _load_path(self, job: Job, path: str) -> tuple[list[TextDocument], str | None]:
         from ragloom.ingestion.worker import ParseOptions, ParseWorker
         from ragloom.loaders.base import sha256_hex
 
-        path = str(job.payload.get("path") or "")
         if not path or not os.path.isfile(path):
             return [], "the uploaded file is missing on the server"
         if self._parser is None:

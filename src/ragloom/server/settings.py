@@ -22,7 +22,15 @@ class ServerSettings:
     ``db`` is the knowledge bases' SQLite file; the server's own tables (tenants, keys,
     jobs, sessions) live in ``server.db`` beside it, uploaded bytes waiting for
     ingestion in ``server-files/``. ``rate_limit`` is requests per minute per key
-    (0: no limit); ``max_upload_bytes`` bounds one request body.
+    (0: no limit, counted per process); ``max_upload_bytes`` bounds one request body.
+
+    ``database_url`` (``postgresql://...``) puts everything in PostgreSQL instead: the
+    server's tables, the OpenAI-compatible tables and uploaded bytes in the schema
+    ``ragloom_server``, knowledge base and vector store content in
+    :class:`~ragloom.stores.pgvector.PgVectorStore` collections, so several server
+    processes (replicas) on one database serve the same tenants. ``job_lease_seconds``
+    is how long a replica's claim on a job holds without its heartbeat: after that,
+    another replica runs the job.
     """
 
     host: str = "127.0.0.1"
@@ -40,6 +48,8 @@ class ServerSettings:
     model_threads: int = 2
     ingest_batch_files: int = 64
     warm_models: bool = True
+    database_url: str | None = None
+    job_lease_seconds: float = 30.0
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -51,10 +61,30 @@ class ServerSettings:
             raise ConfigurationError("rate_limit is requests per minute, 0 for no limit")
         if self.search_threads < 1 or self.model_threads < 1:
             raise ConfigurationError("search_threads and model_threads must be at least 1")
+        if self.job_lease_seconds <= 0:
+            raise ConfigurationError("job_lease_seconds must be positive")
+        if self.database_url is not None:
+            from ragloom.server.sql_postgres import is_postgres_url
+
+            if not is_postgres_url(self.database_url):
+                raise ConfigurationError(
+                    "the server keeps its state in SQLite (--db FOLDER) or PostgreSQL "
+                    "(--db postgresql://USER@HOST/DBNAME); other database URLs are not "
+                    "supported for ragloom serve")
 
     @property
     def server_db(self) -> Path:
         return self.db.parent / SERVER_DB_NAME
+
+    @property
+    def server_database(self) -> str:
+        """Where the server's own tables are: the PostgreSQL URL, else ``server.db``."""
+        return self.database_url or str(self.server_db)
+
+    @property
+    def replicated(self) -> bool:
+        """Whether all state is in a database that several server processes share."""
+        return self.database_url is not None
 
     @property
     def files_dir(self) -> Path:

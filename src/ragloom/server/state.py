@@ -50,11 +50,11 @@ class ServerState:
     @classmethod
     def build(cls, settings: ServerSettings) -> ServerState:
         """Wire everything; opens no file and loads no model yet."""
-        db = ServerDatabase(settings.server_db)
+        db = ServerDatabase(settings.server_database)
         keys = KeyStore(db)
         models = SharedModels(settings.embedder, settings.llm, settings.fallback_llm)
-        catalog = Catalog(db, settings.db, models)
-        jobs = JobQueue(db, settings.files_dir)
+        catalog = Catalog(db, settings.db, models, store_url=settings.database_url)
+        jobs = JobQueue(db, settings.files_dir, lease_seconds=settings.job_lease_seconds)
         metrics = Metrics()
         worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
                            on_finish=lambda status: metrics.jobs_finished.labels(status).inc())

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.server.auth import Tenant, current_tenant
-from ragloom.server.errors import ApiError
+from ragloom.server.errors import ApiError, bad_request
 from ragloom.server.state import ServerState, get_state
 
 router = APIRouter(tags=["knowledge graph"])
@@ -35,6 +35,9 @@ def _open(state: ServerState, tenant: Tenant, kb: str) -> tuple[Any, Any]:
 
     base = state.catalog.open(state.catalog.get(tenant, kb))
     store: Any = base.store
+    if state.settings.replicated:
+        raise bad_request("the knowledge graph lives in the embedded SQLite store; this "
+                          "server keeps its knowledge bases in PostgreSQL", "kb")
     return base, SqliteGraph(store)
 
 

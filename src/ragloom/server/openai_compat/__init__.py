@@ -44,7 +44,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         deps = deps_from_state(deps.state)
     db = MetaDB(deps.db_path)
     collections = VectorStoreCollections(deps.vector_file, deps.embedder)
-    ingestor = VectorStoreIngestor(db, collections)
+    ingestor = VectorStoreIngestor(db, collections, lease_seconds=deps.lease_seconds)
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         # Files left in_progress by a stopped (or killed) server are ingested again now.

@@ -1,12 +1,15 @@
-"""The knowledge base behind each vector store: one collection of a SQLite store file.
+"""The knowledge base behind each vector store: one collection of a SQLite store file,
+or of the PostgreSQL database when ``path`` is a ``postgresql://`` URL (replicas).
 
 Store objects are kept open (one per vector store) because each holds its
-collection's vectors and keyword index in memory once searched.
+collection's vectors and keyword index in memory once searched (SQLite; it follows
+other processes' commits), or its connection pool (PostgreSQL, which reads through).
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import Chunker, EmbeddingProvider
@@ -18,13 +21,18 @@ class VectorStoreCollections:
     def __init__(self, path: str, embedder: EmbeddingProvider) -> None:
         self.path = path
         self.embedder = embedder
-        self._stores: dict[str, SqliteVectorStore] = {}
+        self._stores: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def store(self, vs_id: str) -> SqliteVectorStore:
+    def store(self, vs_id: str) -> Any:
         with self._lock:
             store = self._stores.get(vs_id)
-            if store is None:
+            if store is None and self.path.startswith(("postgresql:", "postgres:")):
+                from ragloom.stores.factory import open_store
+
+                store = open_store(self.path, collection=f"vs:{vs_id}")
+                self._stores[vs_id] = store
+            elif store is None:
                 store = SqliteVectorStore(self.path, collection=f"vs:{vs_id}")
                 self._stores[vs_id] = store
             return store

@@ -46,6 +46,8 @@ class OpenAIDeps:
     max_answer_tokens: int = 512
     run_cpu: Runner | None = None
     run_model: Runner | None = None
+    #: Replicas on PostgreSQL: how long a claim on a file being ingested holds.
+    lease_seconds: float = 30.0
 
     async def cpu(self, function: Callable[..., T], *args: Any) -> T:
         """Run blocking work (SQLite, search, parsing) off the event loop."""

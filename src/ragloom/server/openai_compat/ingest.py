@@ -10,17 +10,25 @@ to ``completed`` or to ``failed`` with ``last_error`` (``unsupported_file``,
 The status lives in SQLite, so files still ``in_progress`` when the server stopped
 are picked up again when it starts; ingestion replaces a file's documents by
 source (the file id), so doing one again never duplicates it.
+
+On PostgreSQL (replicas) the table itself is the queue: each replica's worker claims
+waiting files with a lease (``lease_owner``, ``lease_until``, renewed by a heartbeat
+while it lives), so two replicas never ingest the same file at once and files a
+killed replica held are taken over when its lease expires.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import mimetypes
 import os
 import queue
+import secrets
 import tempfile
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -100,10 +108,12 @@ def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str,
 
 class VectorStoreIngestor:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections, *,
-                 batch: int = 64) -> None:
+                 batch: int = 64, lease_seconds: float = 30.0) -> None:
         self.db = db
         self.collections = collections
         self.batch = batch
+        self.lease_seconds = lease_seconds
+        self.owner = f"replica_{secrets.token_hex(8)}"
         self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -117,9 +127,13 @@ class VectorStoreIngestor:
         with self._lock:
             if self._thread is not None:
                 return
-            for row in self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
-                                    "WHERE status = 'in_progress' ORDER BY rowid"):
-                self._queue.put((row["vs_id"], row["file_id"]))
+            if not self.db.shared:
+                for row in self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
+                                        "WHERE status = 'in_progress' ORDER BY rowid"):
+                    self._queue.put((row["vs_id"], row["file_id"]))
+            else:
+                threading.Thread(target=self._beat, name="ragloom-oai-lease",
+                                 daemon=True).start()
             self._thread = threading.Thread(target=self._run, name="ragloom-oai-ingest",
                                             daemon=True)
             self._thread.start()
@@ -131,15 +145,57 @@ class VectorStoreIngestor:
             self._queue.put(item)
 
     # ------------------------------------------------------------------- working
-    def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            items = [first]
+    def _next_items(self) -> list[tuple[str, str]]:
+        if not self.db.shared:
+            items = [self._queue.get()]
             while len(items) < self.batch:
                 try:
                     items.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
+            return items
+        while True:  # shared: queued items only wake the worker; the table says what waits
+            try:
+                claimed = self._claim()
+            except Exception:
+                log.exception("cannot claim files to ingest")
+                claimed = []
+            if claimed:
+                return claimed
+            if self._queue.empty():
+                self.idle.set()
+            with contextlib.suppress(queue.Empty):
+                self._queue.get(timeout=1.0)
+            while not self._queue.empty():
+                self._queue.get_nowait()
+
+    def _claim(self) -> list[tuple[str, str]]:
+        """Take waiting files whose lease is free or expired (one write transaction)."""
+        stamp = time.time()
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "SELECT vs_id, file_id FROM oai_vs_files WHERE status = 'in_progress' AND "
+                "(lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
+                (stamp, self.batch)).fetchall()
+            conn.executemany(
+                "UPDATE oai_vs_files SET lease_owner = ?, lease_until = ? "
+                "WHERE vs_id = ? AND file_id = ?",
+                [(self.owner, stamp + self.lease_seconds, r[0], r[1]) for r in rows])
+        return [(r[0], r[1]) for r in rows]
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(max(0.2, self.lease_seconds / 3))
+            try:
+                self.db.execute("UPDATE oai_vs_files SET lease_until = ? WHERE lease_owner = ?"
+                                " AND status = 'in_progress'",
+                                (time.time() + self.lease_seconds, self.owner))
+            except Exception:  # a missed beat only shortens the lease
+                log.exception("cannot renew the ingestion leases")
+
+    def _run(self) -> None:
+        while True:
+            items = self._next_items()
             try:
                 self._process(items)
             except Exception:  # the worker must outlive any one batch
@@ -210,6 +266,9 @@ class VectorStoreIngestor:
                 "UPDATE oai_vs_files SET status = ?, last_error = ?, usage_bytes = ? "
                 "WHERE vs_id = ? AND file_id = ? AND status = 'in_progress'",
                 (status, error, usage, vs_id, file_id)).rowcount
+            if self.db.shared:  # attached again later, the file is free to claim at once
+                conn.execute("UPDATE oai_vs_files SET lease_owner = NULL, lease_until = NULL "
+                             "WHERE vs_id = ? AND file_id = ?", (vs_id, file_id))
         if not changed and code is None:
             # Cancelled or detached meanwhile: its chunks must not stay searchable.
             linked = self.db.row("SELECT 1 FROM oai_vs_files WHERE vs_id = ? AND file_id = ?"

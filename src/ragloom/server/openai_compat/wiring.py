@@ -99,7 +99,10 @@ def deps_from_state(state: Any) -> OpenAIDeps:
     model = None if llm in ("", "none") else LazyModel(llm, state.models.model)
     return OpenAIDeps(
         tenant=current_tenant, embedder=LazyEmbedder(state.models.embedder), model=model,
-        db_path=str(folder / OPENAI_DB), vectors_path=str(folder / OPENAI_VECTORS),
+        # Replicas: the tables and the vector stores' chunks in the shared PostgreSQL.
+        db_path=settings.database_url or str(folder / OPENAI_DB),
+        vectors_path=settings.database_url or str(folder / OPENAI_VECTORS),
         open_knowledge_base=open_knowledge_base,
         max_upload_bytes=int(settings.max_upload_bytes),
-        run_cpu=state.run_cpu, run_model=state.run_model)
+        run_cpu=state.run_cpu, run_model=state.run_model,
+        lease_seconds=float(settings.job_lease_seconds))
