@@ -41,6 +41,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -100,17 +101,10 @@ from ragloom.stores.sqlite_schema import (
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 
 _STORE = "SqliteVectorStore"
-
-
-def filtered_ids_sql(
-    conn: sqlite3.Connection, cid: int, filters: MetadataFilters
-) -> tuple[str, list[object]]:
-    """The SELECT of the ids of collection ``cid``'s chunks that pass ``filters``, and its
-    parameters: the SQL filtered queries run (the benchmark and plan test use it too)."""
-    where, params = compile_indexed_filters(filters, conn)
-    # "+collection_id": the metadata index's chunk list drives the lookup (by primary
-    # key), not a walk over every chunk of the collection.
-    return f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}", [cid, *params]
+# The filtered-id lists a store keeps: a few filters, none of more than 200k ids (1.6 MB
+# of references each at most).
+_ALLOWED_CACHE_SIZE = 16
+_ALLOWED_CACHE_MAX_IDS = 200_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +165,8 @@ class SqliteVectorStore:
         self._fts = Fts5Ranker()  # FTS5 ranking, with its per-generation count caches
         self._conn: sqlite3.Connection | None = None
         self._logged = False  # whether the file has the change log (set on connect)
+        # Chunk ids a filter keeps, per (collection, generation, filter); see _allowed.
+        self._allowed_cache: OrderedDict[tuple[int, int, str], list[str]] = OrderedDict()
         self._reset_state()
         self._keys_cache: tuple[tuple[int, int], dict[str, set[str]]] | None = None
         #: Extensions that store rows of their own with a document (the knowledge graph):
@@ -189,6 +185,7 @@ class SqliteVectorStore:
         self._matrix: DenseMatrix | None = None
         self._metric_db: Metric = self._metric_arg or "cosine"
         self._memory.index = None
+        self._allowed_cache.clear()
         # The change-log position the matrix is at (see ragloom.stores.sqlite_changes).
         self._matrix_seq = 0
 
@@ -299,6 +296,7 @@ class SqliteVectorStore:
             if cid != self._cid:
                 self._matrix = None
                 self._memory.index = None
+                self._allowed_cache.clear()
             else:
                 # Another connection wrote: apply its changes, not a reload.
                 self._catch_up(conn, cid)
@@ -695,10 +693,24 @@ class SqliteVectorStore:
         """The ids of the chunks passing ``filters`` (None: no filter)."""
         if filters is None:
             return None
-        if self._cid is None:  # no collection yet: nothing passes
-            return []
-        sql, params = filtered_ids_sql(conn, self._cid, filters)
-        return [row[0] for row in conn.execute(sql, params)]
+        # A hybrid query asks twice (vector and keyword side) and a server repeats a
+        # tenant's filter; any write bumps the generation, so a kept answer is current.
+        key = (self._cid, self._generation or 0, repr(filters))
+        cached = self._allowed_cache.get(key)
+        if cached is not None:
+            self._allowed_cache.move_to_end(key)
+            return cached
+        where, params = compile_indexed_filters(filters, conn)
+        # "+collection_id": the metadata index's chunk list drives the lookup,
+        # not a walk over every chunk of the collection.
+        rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
+                            [self._cid, *params])
+        allowed = [row[0] for row in rows]
+        if len(allowed) <= _ALLOWED_CACHE_MAX_IDS:
+            self._allowed_cache[key] = allowed
+            while len(self._allowed_cache) > _ALLOWED_CACHE_SIZE:
+                self._allowed_cache.popitem(last=False)
+        return allowed
 
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
