@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from ragloom.retrieval.fusion import (
     reciprocal_rank_fusion,
     weighted_fusion,
 )
+from ragloom.retrieval.scores import bm25_to_score, score_to_bm25
 
 ids = st.sampled_from([f"c{i}" for i in range(12)])
 ranking = st.lists(st.tuples(ids, st.floats(0, 1)), max_size=10, unique_by=lambda p: p[0]).map(
@@ -52,8 +54,27 @@ def test_weighted_alpha_extremes_follow_one_side() -> None:
     assert [f.id for f in alpha_fusion(vector, keyword, alpha=1.0)] == ["a", "b", "c"]
     assert [f.id for f in alpha_fusion(vector, keyword, alpha=0.0)] == ["c", "b", "a"]
     half = {f.id: f.score for f in alpha_fusion(vector, keyword, alpha=0.5)}
-    # min-max: vector a=1, b=0.5, c=0; keyword c=1, b=1/7, a=0.
-    assert half["b"] == pytest.approx(0.5 * 0.5 + 0.5 * (0.1 / 0.7))
+    # min-max: vector a=1, b=0.5, c=0; keyword over BM25 (contract 0.9, 0.3, 0.2 are
+    # BM25 90, 30/7, 2.5): c=1, b=(30/7 - 2.5)/87.5, a=0.
+    assert half["b"] == pytest.approx(0.5 * 0.5 + 0.5 * ((30 / 7 - 2.5) / 87.5))
+
+
+def test_keyword_side_is_min_maxed_as_bm25_not_as_its_contract_score() -> None:
+    # BM25 30, 20, 10: the middle one is half way, whatever b / (b + 10) makes of them
+    # (0.75, 0.667, 0.5 would put it at 2/3).
+    keyword = [(name, value / (value + 10.0)) for name, value in
+               (("x", 30.0), ("y", 20.0), ("z", 10.0))]
+    fused = alpha_fusion([], keyword, alpha=0.0, depth=3)
+    assert [(f.id, f.score) for f in fused] == [
+        ("x", pytest.approx(1.0)), ("y", pytest.approx(0.5)), ("z", pytest.approx(0.0))]
+    # Not cut (fewer than the depth): the range starts at BM25 0, no evidence.
+    uncut = {f.id: f.score for f in alpha_fusion([], keyword, alpha=0.0, depth=10)}
+    assert uncut == pytest.approx({"x": 1.0, "y": 2 / 3, "z": 1 / 3})
+    # "none" keeps contract scores as they are.
+    plain = alpha_fusion([], keyword, alpha=0.0, depth=3, normalization="none")
+    assert plain[1].score == pytest.approx(20 / 30)
+    assert score_to_bm25(bm25_to_score(np.array([7.5]))[0]) == pytest.approx(7.5)
+    assert score_to_bm25(0.0) == 0.0 and score_to_bm25(1.0) < float("inf")
 
 
 def test_normalize_methods() -> None:
@@ -176,4 +197,6 @@ def test_cut_lists_keep_plain_min_max() -> None:
     vector = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
     keyword = [("c", 0.5), ("b", 0.3), ("a", 0.1)]
     fused = {f.id: f.score for f in fuse_hybrid(vector, keyword, ranker="weighted", depth=3)}
-    assert fused == pytest.approx({"a": 0.5, "b": 0.5 * 0.5 + 0.5 * 0.5, "c": 0.5})
+    # Keyword as BM25: 10, 30/7, 10/9.
+    middle = (30 / 7 - 10 / 9) / (10 - 10 / 9)
+    assert fused == pytest.approx({"a": 0.5, "b": 0.5 * 0.5 + 0.5 * middle, "c": 0.5})

@@ -10,6 +10,8 @@ is one item. Every ranker returns :class:`Fused` items whose ``score`` is in [0,
   largest possible value so a top hit in every list scores 1.
 * :func:`weighted_fusion`: a weighted sum of per-list normalised scores
   (min-max by default), e.g. ``alpha`` for vector and ``1 - alpha`` for keyword.
+  :func:`alpha_fusion` normalises the keyword side's BM25 values themselves, not
+  their contract scores (see its docstring).
 
 Rules that hold for any list size:
 
@@ -36,6 +38,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from ragloom.retrieval.scores import score_to_bm25
 
 Ranking: TypeAlias = Sequence[tuple[str, float]]
 Normalization: TypeAlias = Literal["minmax", "zscore", "none"]
@@ -198,6 +202,19 @@ def weighted_fusion(
     ``cut`` says which lists were cut short by the search's depth (see the module's
     rules; without them every list's own range is used, as plain min-max does).
     """
+    return _weighted(rankings, weights, normalization, floors, cut, rankings)
+
+
+def _weighted(
+    rankings: Sequence[Ranking],
+    weights: Sequence[float],
+    normalization: Normalization,
+    floors: Sequence[float | None] | None,
+    cut: Sequence[bool] | None,
+    inputs: Sequence[Ranking],
+) -> list[Fused]:
+    """:func:`weighted_fusion` of ``rankings``; ties are broken on ``inputs`` (the same
+    items with their contract scores, when ``rankings`` hold other values)."""
     if len(weights) != len(rankings):
         raise ValueError("give one weight per ranking")
     if any(w < 0 for w in weights):
@@ -217,7 +234,7 @@ def weighted_fusion(
         for item_id, value in zip(best, normalised, strict=True):
             totals[item_id] = totals.get(item_id, 0.0) + weight * value
     present = sum(w for ranking, w in zip(rankings, weights, strict=True) if ranking)
-    return _ordered(totals, float(present), rankings)
+    return _ordered(totals, float(present), inputs)
 
 
 def alpha_fusion(
@@ -232,13 +249,25 @@ def alpha_fusion(
     (:data:`VECTOR_FLOOR`, :data:`KEYWORD_FLOOR`). Without it both lists count as cut.
     ``cut`` says it directly instead (vector, keyword), e.g. for lists filtered after
     the search.
+
+    Both lists hold contract scores; min-max and z-score see the keyword side's BM25
+    values (:func:`~ragloom.retrieval.scores.score_to_bm25`). Those normalisations
+    are affine, so they should see each retriever's own measure: the vector contract
+    score is affine in the cosine already, but the BM25 one, ``b / (b + 10)``, bends,
+    which squeezed the strong keyword matches together and made the fused order depend
+    on the display constant 10 (on SciFact, nDCG@10 0.7257 with it, 0.7309 without;
+    docs/retrieval.md). Ties are still broken on the contract scores.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("alpha must be between 0 (keyword only) and 1 (vector only)")
     if cut is None:
         cut = (depth is None or len(vector) >= depth, depth is None or len(keyword) >= depth)
-    return weighted_fusion([vector, keyword], [alpha, 1.0 - alpha], normalization=normalization,
-                           floors=[VECTOR_FLOOR, KEYWORD_FLOOR], cut=list(cut))
+    measured = keyword
+    if normalization != "none":
+        measured = [(item_id, score_to_bm25(score)) for item_id, score in keyword]
+    return _weighted([vector, measured], [alpha, 1.0 - alpha], normalization,
+                     [VECTOR_FLOOR, score_to_bm25(KEYWORD_FLOOR)], list(cut),
+                     [vector, keyword])
 
 
 def fuse_hybrid(

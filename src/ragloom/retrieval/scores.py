@@ -7,6 +7,8 @@ thing on every store. The raw value travels alongside as ``raw_score``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -35,3 +37,13 @@ def bm25_to_score(bm25: FloatArray) -> FloatArray:
     """BM25 >= 0 (higher is better) to b / (b + BM25_HALF_SCORE)."""
     clipped = np.maximum(bm25, 0.0)
     return clipped / (clipped + BM25_HALF_SCORE)
+
+
+def score_to_bm25(score: float) -> float:
+    """The BM25 value a keyword contract score came from (the inverse of
+    :func:`bm25_to_score`, exact up to rounding); 0 for a score of 0 or less."""
+    if score <= 0.0:
+        return 0.0
+    # bm25_to_score never reaches 1 for a finite BM25; keep the inverse finite anyway.
+    score = min(score, math.nextafter(1.0, 0.0))
+    return BM25_HALF_SCORE * score / (1.0 - score)
