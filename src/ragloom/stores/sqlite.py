@@ -695,7 +695,7 @@ class SqliteVectorStore:
             return None
         # A hybrid query asks twice (vector and keyword side) and a server repeats a
         # tenant's filter; any write bumps the generation, so a kept answer is current.
-        key = (self._cid, self._generation or 0, repr(filters))
+        key = (self._cid or 0, self._generation or 0, repr(filters))
         cached = self._allowed_cache.get(key)
         if cached is not None:
             self._allowed_cache.move_to_end(key)
