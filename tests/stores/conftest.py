@@ -1,16 +1,14 @@
 """Fixtures shared by the store tests: every shipped store, built the same way.
 
 PostgreSQL (with pgvector) is started once per test session by the ``pgserver``
-package; Milvus Lite runs in process. Without their packages, their tests are
+package (the ``pg_url`` fixture of ``tests/conftest.py``, shared with the server
+tests); Milvus Lite runs in process. Without their packages, their tests are
 skipped with a reason naming what to install, never passed silently.
 """
 
 from __future__ import annotations
 
 import itertools
-import shutil
-import tempfile
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,31 +44,6 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
     yield factory
     for store in opened:
         store.close()
-
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A PostgreSQL server with pgvector for this test session (pgserver)."""
-    try:
-        import pgserver  # type: ignore[import-not-found]
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"PostgreSQL tests need pgserver, psycopg and psycopg_pool ({exc}); "
-                    "install them with: pip install 'ragloom[pgvector]' pgserver")
-    # Started as root, pgserver runs PostgreSQL as its own user, which cannot enter
-    # pytest's private (0700) temporary folders: use a traversable folder of our own.
-    folder = Path(tempfile.mkdtemp(prefix="ragloom-pg-"))
-    folder.chmod(0o755)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-        yield str(server.get_uri())
-        server.cleanup()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def unique_name(prefix: str) -> str:
