@@ -130,3 +130,31 @@ def test_uploads_wait_in_postgresql_and_leave_with_their_job(pg_database: Any,
     queue.finish([(job, "completed", None, None, {})])
     assert queue.stored_bytes(job) is None
     assert queue.get(TENANT, job.id).status == "completed"
+
+
+def test_vector_store_files_are_claimed_once_and_taken_over_after_the_lease(
+        pg_url: str) -> None:
+    from ragloom.server.openai_compat.db import MetaDB
+    from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+
+    first_db, second_db = MetaDB(pg_url), MetaDB(pg_url)  # two replicas
+    try:
+        first_db.execute("DELETE FROM oai_vector_stores")
+        first_db.execute("INSERT INTO oai_vector_stores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         ("vs_1", "t1", "n", 1, 1, "{}", None, None))
+        for file_id in ("file-a", "file-b"):
+            first_db.execute("INSERT INTO oai_vs_files (vs_id, file_id, tenant, status, "
+                             "attributes, chunking, created_at) VALUES "
+                             "(?, ?, 't1', 'in_progress', '{}', '{}', 1)", ("vs_1", file_id))
+        first = VectorStoreIngestor(first_db, None, lease_seconds=0.3)  # type: ignore[arg-type]
+        second = VectorStoreIngestor(second_db, None, lease_seconds=60)  # type: ignore[arg-type]
+        assert first._claim() == [("vs_1", "file-a"), ("vs_1", "file-b")]
+        assert second._claim() == []  # leased by a live replica
+        import time
+
+        time.sleep(0.4)  # the first replica stopped renewing
+        assert second._claim() == [("vs_1", "file-a"), ("vs_1", "file-b")]
+        assert first._claim() == []
+    finally:
+        first_db.close()
+        second_db.close()
