@@ -26,6 +26,16 @@ from ragloom.protocols import CollectionInfo, StoredDocument, VectorStore
 from ragloom.types import Document, Embedding, VectorEntry, VectorMatch
 
 
+def check_document_entries(document: Document, entries: Sequence[VectorEntry]) -> None:
+    """Refuse chunks that belong to another document than the one they are stored with
+    (every store's ``replace_document`` checks this before writing anything)."""
+    strays = sorted({e.chunk.document_id for e in entries} - {document.id})
+    if strays:
+        raise InvalidInputError(
+            f"chunks passed with document {document.id} ({document.source}) belong to "
+            f"other documents: {', '.join(strays[:3])}; build them from this document")
+
+
 class DocumentRecords:
     """A ``VectorStore`` plus in-memory ``DocumentIndex`` records (see module docstring)."""
 
@@ -82,11 +92,7 @@ class DocumentRecords:
     def replace_document(
         self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
     ) -> None:
-        strays = sorted({e.chunk.document_id for e in entries} - {document.id})
-        if strays:
-            raise InvalidInputError(
-                f"chunks passed with document {document.id} ({document.source}) belong to "
-                f"other documents: {', '.join(strays[:3])}; build them from this document")
+        check_document_entries(document, entries)
         with self._lock:
             # Write first, then drop what the new version no longer has: a failed add
             # leaves the old document whole.

@@ -36,9 +36,30 @@ class MigrationReport:
                 "chunks": self.chunks, "seconds": round(self.seconds, 3)}
 
 
-def _write(target: Any, stored: StoredDocument, entries: list[VectorEntry]) -> None:
-    document = Document(id=stored.id, source=stored.source, metadata=dict(stored.metadata))
-    target.replace_document(document, entries, settings=stored.settings)
+class _Writes:
+    """Documents ready to write, written a batch at a time where the target can
+    (``replace_documents``: one transaction, or one set of calls, per batch)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.ready: list[tuple[StoredDocument, list[VectorEntry]]] = []
+
+    def put(self, stored: StoredDocument, entries: list[VectorEntry]) -> None:
+        self.ready.append((stored, entries))
+
+    def flush(self) -> None:
+        by_settings: dict[str, list[tuple[Document, list[VectorEntry]]]] = {}
+        for stored, entries in self.ready:
+            document = Document(id=stored.id, source=stored.source,
+                                metadata=dict(stored.metadata))
+            by_settings.setdefault(stored.settings, []).append((document, entries))
+        self.ready = []
+        for settings, items in by_settings.items():
+            if hasattr(self.target, "replace_documents"):
+                self.target.replace_documents(items, settings=settings)
+                continue
+            for document, entries in items:
+                self.target.replace_document(document, entries, settings=settings)
 
 
 def copy_knowledge_base(
@@ -57,6 +78,7 @@ def copy_knowledge_base(
     documents = {stored.id: stored for stored in source.list_documents()}
     pending: dict[str, list[VectorEntry]] = {}
     written: set[str] = set()
+    writes = _Writes(target)
     copied = 0
     for batch in source.export_entries(batch_size):
         loose: list[VectorEntry] = []
@@ -68,19 +90,21 @@ def copy_knowledge_base(
             chunks = pending.setdefault(stored.id, [])
             chunks.append(entry)
             if len(chunks) >= stored.chunk_count:
-                _write(target, stored, pending.pop(stored.id))
+                writes.put(stored, pending.pop(stored.id))
                 written.add(stored.id)
+        writes.flush()
         if loose:
             target.add(loose)
         copied += len(batch)
         if progress is not None:
             progress(copied)
     for doc_id, chunks in pending.items():  # counts that did not add up: write what there is
-        _write(target, documents[doc_id], chunks)
+        writes.put(documents[doc_id], chunks)
         written.add(doc_id)
     for doc_id, stored in documents.items():
         if doc_id not in written:  # documents without chunks
-            _write(target, stored, [])
+            writes.put(stored, [])
+    writes.flush()
     report = MigrationReport(name=str(getattr(source, "name", "")), documents=len(documents),
                              chunks=copied, seconds=time.perf_counter() - started)
     verify(source, target)

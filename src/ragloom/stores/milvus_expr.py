@@ -26,11 +26,10 @@ from typing import Any
 
 from ragloom.errors import FilterError
 from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters, kind_of
+from ragloom.stores.filter_compiler import FilterCompiler, values_by_kind
 
 _KEY_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _PREFIX = {"bool": "b", "number": "n", "string": "s"}
-TRUE = "(not (id in []))"
-FALSE = "(id in [])"
 
 
 def flat_filter_fields(metadata: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -80,50 +79,41 @@ def _field(kind: str, key: str) -> str:
     return f'fm["{_PREFIX[kind]}:{key}"]'
 
 
-def _equal_any(key: str, values: Sequence[object]) -> dict[str, str]:
-    """Per kind, an expression true when the value of that kind is one of ``values``."""
-    parts: dict[str, list[str]] = {}
-    for value in values:
-        kind = kind_of(value)
-        if kind is None:
-            raise FilterError(f"filter value {value!r} is not a string, number or boolean")
-        parts.setdefault(kind, []).append(f"{_field(kind, key)} == {literal(value)}")
-    return {kind: "(" + " or ".join(items) + ")" for kind, items in parts.items()}
+class _Compiler(FilterCompiler):
+    TRUE = "(not (id in []))"
+    FALSE = "(id in [])"
+    AND = " and "
+    OR = " or "
 
+    @staticmethod
+    def _equal_by_kind(key: str, values: Sequence[object]) -> dict[str, str]:
+        """Per kind, an expression true when the value of that kind is one of ``values``."""
+        return {kind: "(" + " or ".join(f"{_field(kind, key)} == {literal(value)}"
+                                        for value in group) + ")"
+                for kind, group in values_by_kind(values).items()}
 
-def _leaf(leaf: MetadataFilter) -> str:
-    key, op, value = leaf.key, leaf.operator, leaf.value
-    values: Sequence[object] = value if isinstance(value, tuple) else (value,)
-    if op in ("==", "in"):
-        equal = _equal_any(key, values)
-        return "(" + " or ".join(equal.values()) + ")" if equal else FALSE
-    if op in ("!=", "nin"):
-        equal = _equal_any(key, values)
+    def equal_any(self, key: str, values: Sequence[object]) -> str:
+        equal = self._equal_by_kind(key, values)
+        return "(" + " or ".join(equal.values()) + ")" if equal else self.FALSE
+
+    def not_equal_any(self, key: str, values: Sequence[object]) -> str:
+        # "not" over a missing key is false in Milvus: per kind, present and not equal.
+        equal = self._equal_by_kind(key, values)
         parts = []
         for kind in ("bool", "number", "string"):
             present = f"exists {_field(kind, key)}"
             parts.append(f"({present} and not {equal[kind]})" if kind in equal else present)
         return "(" + " or ".join(parts) + ")"
-    ordered = kind_of(value)
-    if ordered not in ("number", "string"):
-        raise FilterError(f"operator {op!r} on {key!r} compares numbers or strings")
-    return f"({_field(ordered, key)} {op} {literal(value)})"
+
+    def compare(self, key: str, op: str, value: object, kind: str) -> str:
+        return f"({_field(kind, key)} {op} {literal(value)})"
 
 
 def compile_expression(filters: MetadataFilters | MetadataFilter | None) -> str:
     """A Milvus boolean expression meaning what ``evaluate`` means; "" for no filter."""
     if filters is None:
         return ""
-    return _node(filters)
-
-
-def _node(node: MetadataFilters | MetadataFilter) -> str:
-    if isinstance(node, MetadataFilter):
-        return _leaf(node)
-    if not node.filters:
-        return TRUE if node.condition == "and" else FALSE
-    joiner = " and " if node.condition == "and" else " or "
-    return "(" + joiner.join(_node(item) for item in node.filters) + ")"
+    return _Compiler().node(filters)
 
 
 def ids_expression(field: str, ids: Sequence[str]) -> str:

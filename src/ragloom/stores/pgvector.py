@@ -10,7 +10,8 @@ computed from.
 Every write is one transaction that first locks the collection's row, so writers to
 one collection take turns and the BM25 totals stay exact; readers never wait. A
 document, its chunks, their vectors and their postings appear and disappear
-together.
+together; :meth:`PgVectorStore.replace_documents` writes a batch of documents in one
+transaction with the statements of one (:mod:`ragloom.stores.pgvector_write`).
 
 Vector search is exact by default (a scan of the collection's rows, ordered by
 pgvector's distance operator); ``index="hnsw"`` builds an HNSW index (a partial
@@ -18,7 +19,9 @@ expression index per collection, since collections differ in dimension) that
 unfiltered queries use; filtered queries stay exact so a selective filter never
 loses matches. Keyword search is BM25 in SQL with the formula and the analysis of the
 other stores (:mod:`ragloom.stores.bm25`, :mod:`ragloom.retrieval.tokenize`): same
-matches, same ranking, same raw scores to rounding.
+matches, same ranking, same raw scores to rounding. It is scored from the postings'
+index alone (each posting carries its chunk's length) and reads chunks only for the
+results.
 
 Connections come from a ``psycopg_pool`` pool opened on first use; the store is safe
 to share between threads.
@@ -26,49 +29,49 @@ to share between threads.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.errors import (
-    ConfigurationError,
-    DimensionMismatchError,
-    EmbedderMismatchError,
-    InvalidInputError,
-    MissingDependencyError,
-    StoreError,
-)
+from ragloom.errors import DimensionMismatchError, MissingDependencyError, StoreError
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import CollectionInfo, StoredDocument
-from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to_score
-from ragloom.retrieval.tokenize import query_terms, tokenize
-from ragloom.stores.exact import METRICS, Metric
+from ragloom.retrieval.tokenize import query_terms
+from ragloom.stores.document_records import check_document_entries
+from ragloom.stores.exact import Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.pgvector_sql import (
-    BM25_SQL,
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
-    INSERT_CHUNKS,
     SCHEMA,
     SCHEMA_VERSION,
     STATS_SQL,
+    UPGRADE_FROM_1,
     VECTOR_STORAGE_CHECK,
     VECTOR_STORAGE_SET,
+    bm25_sql,
     compile_filters,
-    plain,
-    to_jsonb_text,
 )
+from ragloom.stores.pgvector_write import (
+    DocumentWrite,
+    bump,
+    clean,
+    delete_chunks,
+    independent,
+    insert_chunks,
+    recount,
+    replace_documents,
+    vector_text,
+)
+from ragloom.stores.server_store import IndexKind, ServerStore, scores_of
 from ragloom.stores.sqlite import CollectionStats
 from ragloom.stores.sqlite_keyword import keyword_matches
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 
 _STORE = "PgVectorStore"
-IndexKind = Literal["exact", "hnsw"]
 #: pgvector's distance operators and how a distance becomes the raw score.
 _OPERATORS: dict[str, str] = {"cosine": "<=>", "euclidean": "<->", "dot": "<#>"}
 _OPCLASSES: dict[str, str] = {"cosine": "vector_cosine_ops", "euclidean": "vector_l2_ops",
@@ -84,20 +87,11 @@ def _psycopg() -> Any:
     return psycopg, psycopg_pool
 
 
-def vector_text(values: npt.NDArray[np.float32]) -> str:
-    """pgvector's text form of a vector; float32 repr round-trips exactly."""
-    return "[" + ",".join(repr(float(v)) for v in values.astype(np.float32).tolist()) + "]"
-
-
 def parse_vector(text: str) -> npt.NDArray[np.float32]:
     return np.array([float(v) for v in text.strip("[]").split(",") if v], dtype=np.float32)
 
 
-def _clean(text: str) -> str:
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
-
-
-class PgVectorStore:
+class PgVectorStore(ServerStore):
     """One knowledge base (``collection``) in a PostgreSQL database with pgvector.
 
     ``dsn`` is a libpq connection string or ``postgresql://`` URL. ``metric=None``
@@ -119,46 +113,27 @@ class PgVectorStore:
         ef_search: int = 100,
         pool_size: int = 4,
     ) -> None:
-        if metric is not None and metric not in METRICS:
-            raise ConfigurationError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-        if index not in ("exact", "hnsw"):
-            raise ConfigurationError(f"unknown index {index!r}; use 'exact' or 'hnsw'")
-        if not isinstance(collection, str) or not collection:
-            raise ConfigurationError("a collection name must be a non-empty string")
+        super().__init__(collection, metric, index, (m, ef_construction, ef_search))
         self.dsn = dsn
-        self.name = collection
-        self.index_kind: IndexKind = index
-        self.hnsw = (int(m), int(ef_construction), int(ef_search))
-        self._metric_arg = metric
         self._pool_size = pool_size
         self._pool: Any = None
-        self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- connection
-    def open(self) -> PgVectorStore:
-        self._connection_pool()
-        return self
+    def _disconnect(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
-    def close(self) -> None:
-        with self._lock:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
-
-    def __enter__(self) -> PgVectorStore:
-        return self.open()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _connection_pool(self) -> Any:
+    def _connect(self) -> Any:
         with self._lock:
             if self._pool is not None:
                 return self._pool
             psycopg, psycopg_pool = _psycopg()
+            # Autocommit: a lone read is one round trip (no BEGIN, no ROLLBACK when the
+            # connection goes back to the pool); writes open transactions explicitly.
             pool = psycopg_pool.ConnectionPool(
                 self.dsn, min_size=1, max_size=self._pool_size, open=False,
-                kwargs={"autocommit": False})
+                kwargs={"autocommit": True})
             try:
                 pool.open(wait=True, timeout=30.0)
                 with pool.connection() as conn:
@@ -187,18 +162,22 @@ class PgVectorStore:
             if conn.execute(VECTOR_STORAGE_CHECK).fetchone()[0] != "m":
                 conn.execute(VECTOR_STORAGE_SET)
             row = conn.execute("SELECT value FROM ragloom_meta WHERE key = 'schema'").fetchone()
-            if row is None:
-                conn.execute("INSERT INTO ragloom_meta VALUES ('schema', %s)",
-                             (str(SCHEMA_VERSION),))
-            elif int(row[0]) > SCHEMA_VERSION:
+            version = None if row is None else int(row[0])
+            if version is not None and version > SCHEMA_VERSION:
                 raise StoreError(
-                    f"this database was written by a newer ragloom (schema {row[0]}; this one "
-                    f"reads {SCHEMA_VERSION}); upgrade ragloom to use it")
+                    f"this database was written by a newer ragloom (schema {version}; this "
+                    f"one reads {SCHEMA_VERSION}); upgrade ragloom to use it")
+            if version == 1:
+                for statement in UPGRADE_FROM_1:
+                    conn.execute(statement)
+            if version != SCHEMA_VERSION:
+                conn.execute("INSERT INTO ragloom_meta VALUES ('schema', %s) ON CONFLICT (key) "
+                             "DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
         psycopg, _ = _psycopg()
-        pool = self._connection_pool()
+        pool = self._connect()
         try:
             with pool.connection() as conn:
                 yield conn
@@ -218,26 +197,33 @@ class PgVectorStore:
                 "ON CONFLICT (name) DO NOTHING",
                 (self.name, self._metric_arg or "cosine", self.index_kind))
             row = conn.execute(sql, (self.name,)).fetchone()
-        if row is not None and self._metric_arg is not None and row[3] != self._metric_arg:
-            raise ConfigurationError(
-                f"collection {self.name!r} uses the {row[3]} metric, not {self._metric_arg}; "
-                f"open it with metric={row[3]!r} or metric=None")
+        if row is not None:
+            self._check_metric(row[3])
         return tuple(row) if row is not None else None
 
-    def _bump(self, conn: Any, cid: int) -> None:
-        conn.execute("UPDATE ragloom_collections SET generation = generation + 1 WHERE id = %s",
-                     (cid,))
+    @contextmanager
+    def _writing(self, *, create: bool = True) -> Iterator[tuple[Any, tuple[Any, ...] | None]]:
+        """A transaction holding the collection's row lock; the generation moves on
+        when it commits with a collection."""
+        with self._conn() as conn, conn.transaction():
+            collection = self._collection(conn, create=create, lock=True)
+            yield conn, collection
+            if collection is not None:
+                bump(conn, collection[0])
 
-    def _check_dimension(self, conn: Any, collection: tuple[Any, ...], dimension: int) -> None:
+    def _check_dimensions(self, conn: Any, collection: tuple[Any, ...],
+                          vectors: Sequence[npt.NDArray[np.float32]]) -> None:
         cid, _, known, metric = collection
-        if known is None:
-            conn.execute("UPDATE ragloom_collections SET dimension = %s WHERE id = %s",
-                         (dimension, cid))
-            self._ensure_index(conn, cid, dimension, metric)
-        elif known != dimension:
-            raise DimensionMismatchError(
-                f"vector has {dimension} dimensions; collection {self.name!r} holds {known}. "
-                "Use the embedder the collection was built with.")
+        for dimension in sorted({int(vector.shape[0]) for vector in vectors}):
+            if known is None:
+                conn.execute("UPDATE ragloom_collections SET dimension = %s WHERE id = %s",
+                             (dimension, cid))
+                self._ensure_index(conn, cid, dimension, metric)
+                known = dimension
+            elif known != dimension:
+                raise DimensionMismatchError(
+                    f"vector has {dimension} dimensions; collection {self.name!r} holds "
+                    f"{known}. Use the embedder the collection was built with.")
 
     def _ensure_index(self, conn: Any, cid: int, dimension: int, metric: str) -> None:
         if self.index_kind != "hnsw":
@@ -255,153 +241,83 @@ class PgVectorStore:
         return [np.asarray(dense_values(entry.embedding, _STORE), dtype=np.float32)
                 for entry in entries]
 
-    def _delete_where(self, conn: Any, cid: int, where: str, params: Sequence[object]
-                      ) -> tuple[list[str], set[str]]:
-        """Delete the collection's chunks matching ``where`` (SQL chosen here, alias c);
-        keep the totals right; returns the ids and their documents' ids."""
-        rows = conn.execute(
-            f"DELETE FROM ragloom_chunks c WHERE c.collection_id = %s AND {where} "
-            "RETURNING c.id, c.document_id, c.term_count", [cid, *params]).fetchall()
-        if rows:
-            conn.execute(
-                "UPDATE ragloom_collections SET chunk_total = chunk_total - %s, "
-                "length_total = length_total - %s WHERE id = %s",
-                (len(rows), sum(row[2] for row in rows), cid))
-        return [row[0] for row in rows], {row[1] for row in rows}
-
-    def _insert(self, conn: Any, collection: tuple[Any, ...], entries: Sequence[VectorEntry],
-                vectors: Sequence[npt.NDArray[np.float32]]) -> set[str]:
-        """Upsert chunks with their postings; returns the documents whose counts change."""
-        cid = collection[0]
-        for dimension in sorted({int(vector.shape[0]) for vector in vectors}):
-            self._check_dimension(conn, collection, dimension)
-            collection = (cid, collection[1], dimension, collection[3])
-        # The last entry with an id wins, as repeated upserts would.
-        latest = {entry.id: (entry, vector) for entry, vector in zip(entries, vectors,
-                                                                     strict=True)}
-        _, touched = self._delete_where(conn, cid, "c.id = ANY(%s)", [list(latest)])
-        terms = {cid_: Counter(tokenize(entry.chunk.text)) for cid_, (entry, _) in latest.items()}
-        columns: list[list[Any]] = [[] for _ in range(10)]
-        for chunk_id, (entry, vector) in latest.items():
-            chunk = entry.chunk
-            row = (chunk_id, chunk.document_id, chunk.index, chunk.start, chunk.end, chunk.page,
-                   _clean(chunk.text), to_jsonb_text(plain(dict(chunk.metadata))),
-                   vector_text(vector), sum(terms[chunk_id].values()))
-            for column, value in zip(columns, row, strict=True):
-                column.append(value)
-        inserted = conn.execute(INSERT_CHUNKS, (cid, *columns)).fetchall()
-        with conn.cursor().copy(
-                "COPY ragloom_postings (collection_id, term, chunk_pk, tf) FROM STDIN") as copy:
-            for pk, chunk_id in inserted:
-                for term, tf in terms[chunk_id].items():
-                    copy.write_row((cid, term, pk, tf))
-        conn.execute(
-            "UPDATE ragloom_collections SET chunk_total = chunk_total + %s, "
-            "length_total = length_total + %s WHERE id = %s",
-            (len(latest), sum(sum(counts.values()) for counts in terms.values()), cid))
-        return touched | {entry.chunk.document_id for entry, _ in latest.values()}
-
-    @staticmethod
-    def _recount(conn: Any, cid: int, documents: set[str]) -> None:
-        if documents:
-            conn.execute(
-                "UPDATE ragloom_documents d SET chunk_count = (SELECT COUNT(*) FROM "
-                "ragloom_chunks c WHERE c.collection_id = d.collection_id AND "
-                "c.document_id = d.id) WHERE d.collection_id = %s AND d.id = ANY(%s)",
-                (cid, sorted(documents)))
-
     def add(self, entries: Sequence[VectorEntry]) -> None:
         """Insert or replace entries (upsert by chunk id), in one transaction."""
         if not entries:
             return
         vectors = self._dense(entries)
-        with self._conn() as conn, conn.transaction():
-            collection = self._collection(conn, create=True, lock=True)
+        with self._writing() as (conn, collection):
             assert collection is not None
-            touched = self._insert(conn, collection, entries, vectors)
-            self._recount(conn, collection[0], touched)
-            self._bump(conn, collection[0])
+            self._check_dimensions(conn, collection, vectors)
+            lost, written = insert_chunks(conn, collection[0], entries, vectors)
+            recount(conn, collection[0], lost | written)
 
     def delete(self, ids: Sequence[str]) -> int:
         """Remove chunks (row, vector and postings together); returns how many."""
         if not ids:
             return 0
-        with self._conn() as conn, conn.transaction():
-            collection = self._collection(conn, create=False, lock=True)
+        with self._writing(create=False) as (conn, collection):
             if collection is None:
                 return 0
-            removed, documents = self._delete_where(conn, collection[0], "c.id = ANY(%s)",
-                                                    [list(ids)])
-            self._recount(conn, collection[0], documents)
-            self._bump(conn, collection[0])
-            return len(removed)
+            removed, documents = delete_chunks(conn, collection[0], "c.id = ANY(%s)",
+                                               [list(ids)])
+            recount(conn, collection[0], documents)
+            return removed
 
     def delete_where(self, filters: MetadataFilters | None) -> int:
         """Remove every chunk whose metadata matches ``filters`` (``None`` empties the
         knowledge base) in one transaction; documents left without chunks lose their
         records too. Returns how many chunks were removed."""
         where, params = compile_filters(filters)
-        with self._conn() as conn, conn.transaction():
-            collection = self._collection(conn, create=False, lock=True)
+        with self._writing(create=False) as (conn, collection):
             if collection is None:
                 return 0
             cid = collection[0]
-            removed, documents = self._delete_where(conn, cid, where, params)
+            removed, documents = delete_chunks(conn, cid, where, params)
             if filters is None:
                 conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s", (cid,))
             else:
-                self._recount(conn, cid, documents)
+                recount(conn, cid, documents)
                 conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s AND "
                              "chunk_count = 0 AND id = ANY(%s)", (cid, sorted(documents)))
-            self._bump(conn, cid)
-            return len(removed)
+            return removed
 
     def replace_document(
         self, document: Document, entries: Sequence[VectorEntry], *, settings: str = ""
     ) -> None:
         """Store a document and its chunks in one transaction, replacing any earlier
         document with the same source (or id) and all of its chunks."""
-        strays = sorted({e.chunk.document_id for e in entries} - {document.id})
-        if strays:
-            raise InvalidInputError(
-                f"chunks passed with document {document.id} ({document.source}) belong to "
-                f"other documents: {', '.join(strays[:3])}; build them from this document")
-        vectors = self._dense(entries)
-        with self._conn() as conn, conn.transaction():
-            collection = self._collection(conn, create=True, lock=True)
+        self.replace_documents([(document, entries)], settings=settings)
+
+    def replace_documents(
+        self, items: Sequence[tuple[Document, Sequence[VectorEntry]]], *, settings: str = ""
+    ) -> None:
+        """:meth:`replace_document` for several documents in one transaction (all or
+        none are stored), with the statements of one: what a batch of ingested
+        documents costs."""
+        writes = []
+        for document, entries in items:
+            check_document_entries(document, entries)
+            writes.append(DocumentWrite(document, entries, self._dense(entries)))
+        if not writes:
+            return
+        with self._writing() as (conn, collection):
             assert collection is not None
-            cid = collection[0]
-            old = conn.execute(
-                "SELECT id, created FROM ragloom_documents WHERE collection_id = %s "
-                "AND (source = %s OR id = %s)", (cid, document.source, document.id)).fetchall()
-            doomed = sorted({row[0] for row in old} | {document.id})
-            self._delete_where(conn, cid, "c.document_id = ANY(%s)", [doomed])
-            conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s AND "
-                         "id = ANY(%s)", (cid, doomed))
-            touched = self._insert(conn, collection, entries, vectors) if entries else set()
-            created = min((row[1] for row in old), default=None)
-            conn.execute(
-                "INSERT INTO ragloom_documents (collection_id, id, source, content_hash, "
-                "settings, metadata, chunk_count, created, updated) VALUES "
-                "(%s, %s, %s, %s, %s, %s::jsonb, 0, COALESCE(%s, now()), now())",
-                (cid, document.id, _clean(document.source),
-                 str(document.metadata.get("content_hash", "")), settings,
-                 to_jsonb_text(plain(dict(document.metadata))), created))
-            self._recount(conn, cid, touched | {document.id})
-            self._bump(conn, cid)
+            self._check_dimensions(conn, collection, [v for w in writes for v in w.vectors])
+            batches = [writes] if independent(writes) else [[w] for w in writes]
+            for batch in batches:
+                replace_documents(conn, collection[0], batch, settings)
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         if not document_ids:
             return 0
-        with self._conn() as conn, conn.transaction():
-            collection = self._collection(conn, create=False, lock=True)
+        with self._writing(create=False) as (conn, collection):
             if collection is None:
                 return 0
             cid = collection[0]
-            self._delete_where(conn, cid, "c.document_id = ANY(%s)", [list(document_ids)])
+            delete_chunks(conn, cid, "c.document_id = ANY(%s)", [list(document_ids)])
             count = conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s AND "
                                  "id = ANY(%s)", (cid, list(document_ids))).rowcount
-            self._bump(conn, cid)
             return int(count)
 
     def bind_embedder(self, embedder: str, dimension: int) -> CollectionInfo:
@@ -410,22 +326,14 @@ class PgVectorStore:
             collection = self._collection(conn, create=True, lock=True)
             assert collection is not None
             cid, bound, known, metric = collection
-            if bound is None:
-                if known is not None and known != dimension:
-                    raise EmbedderMismatchError(
-                        f"knowledge base {self.name!r} holds {known}-dimensional vectors; "
-                        f"{embedder} makes {dimension}. Use a matching embedder or a new "
-                        "knowledge base.")
-                conn.execute("UPDATE ragloom_collections SET embedder = %s, dimension = %s "
-                             "WHERE id = %s", (embedder, dimension, cid))
-                if known is None:
-                    self._ensure_index(conn, cid, dimension, metric)
-                self._bump(conn, cid)
-            elif (bound, known) != (embedder, dimension):
-                raise EmbedderMismatchError(
-                    f"knowledge base {self.name!r} was built with {bound} ({known} dimensions), "
-                    f"not {embedder} ({dimension}). Use {bound}, or ingest into a new "
-                    "knowledge base (or drop this one).")
+            info = self._check_binding(bound, known, embedder, dimension)
+            if info is not None:
+                return info
+            conn.execute("UPDATE ragloom_collections SET embedder = %s, dimension = %s "
+                         "WHERE id = %s", (embedder, dimension, cid))
+            if known is None:
+                self._ensure_index(conn, cid, dimension, metric)
+            bump(conn, cid)
         return CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
 
     def drop_collection(self) -> bool:
@@ -471,40 +379,31 @@ class PgVectorStore:
                 f"FROM ragloom_chunks c WHERE c.collection_id = %s AND {where} "
                 f"ORDER BY distance, c.id LIMIT %s",
                 [vector_text(vector), cid, *params, top_k]).fetchall()
-        distances = np.array([row[0] for row in rows], dtype=np.float64)
-        raw, scores = self._scores(metric, distances)
+        distance = np.array([row[0] for row in rows], dtype=np.float64)
+        # pgvector gives cosine distance and the negated inner product.
+        raw = 1.0 - distance if metric == "cosine" else -distance if metric == "dot" else distance
+        scores = scores_of(metric, raw)
         return [VectorMatch(chunk=self._chunk(row[1:]), score=float(score), raw_score=float(value))
                 for row, value, score in zip(rows, raw, scores, strict=True)]
-
-    @staticmethod
-    def _scores(metric: str, distance: npt.NDArray[np.float64]
-                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        if metric == "cosine":
-            similarity = 1.0 - distance
-            return similarity, cosine_to_score(similarity)
-        if metric == "dot":
-            product = -distance
-            return product, dot_to_score(product)
-        return distance, euclidean_to_score(distance)
 
     def keyword_query(
         self, text: str, *, top_k: int = 10, filters: MetadataFilters | None = None
     ) -> list[VectorMatch]:
-        """Chunks ranked by BM25 (ragloom.stores.bm25's formula: Lucene's idf, k1=1.2,
-        b=0.75) for the words of ``text``;
-        ties break by chunk id; ``raw_score`` is the BM25 value."""
+        """Chunks ranked by BM25 (ragloom.stores.bm25's formula and constants, Lucene's
+        idf) for the words of ``text``; ties break by chunk id; ``raw_score`` is the
+        BM25 value."""
         counts = {term: repeats for term, _, repeats in query_terms(text)}
         if not counts or top_k <= 0:
             return []
         where, params = compile_filters(filters)
-        with self._conn() as conn, conn.transaction():
+        with self._conn() as conn:
             collection = self._collection(conn, create=False)
             if collection is None:
                 return []
             cid = collection[0]
-            sql = BM25_SQL.format(where=where, columns=CHUNK_COLUMNS)
-            rows = conn.execute(sql, [list(counts), list(counts.values()), cid, cid, cid,
-                                      *params, top_k]).fetchall()
+            terms = list(counts)
+            rows = conn.execute(bm25_sql(where), [terms, list(counts.values()), cid, cid, terms,
+                                                  *params, top_k - 1, top_k]).fetchall()
         return keyword_matches([(self._chunk(row[1:]), float(row[0])) for row in rows])
 
     def count(self) -> int:
@@ -570,7 +469,7 @@ class PgVectorStore:
         return [self._document(row) for row in rows]
 
     def find_document(self, source: str) -> StoredDocument | None:
-        found = self._select_documents("source = %s", [_clean(source)])
+        found = self._select_documents("source = %s", [clean(source)])
         return found[0] if found else None
 
     def list_documents(self) -> list[StoredDocument]:
@@ -586,11 +485,7 @@ class PgVectorStore:
     def stats(self) -> CollectionStats:
         with self._conn() as conn:
             row = conn.execute(STATS_SQL + " WHERE c.name = %s", (self.name,)).fetchone()
-        if row is None:
-            return CollectionStats(name=self.name, embedder=None, dimension=None,
-                                   metric=self._metric_arg or "cosine", document_count=0,
-                                   chunk_count=0)
-        return self._stats(row)
+        return self._empty_stats() if row is None else self._stats(row)
 
     @staticmethod
     def _stats(row: Sequence[Any]) -> CollectionStats:

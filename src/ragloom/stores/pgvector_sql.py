@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragloom.errors import FilterError
-from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters, kind_of
+from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters
+from ragloom.stores.bm25 import K1, B
+from ragloom.stores.filter_compiler import FilterCompiler
 
 _EXACT_FLOAT = 2.0**53
 
@@ -79,58 +81,40 @@ def key_path(key: str) -> list[str]:
     return key.split(".")
 
 
-class _Compiler:
+class _Compiler(FilterCompiler):
     def __init__(self, column: str) -> None:
+        super().__init__()
         self.column = column
-        self.params: list[object] = []
-
-    def node(self, node: MetadataFilters | MetadataFilter) -> str:
-        if isinstance(node, MetadataFilter):
-            return self.leaf(node)
-        if not node.filters:
-            return "TRUE" if node.condition == "and" else "FALSE"
-        joiner = " AND " if node.condition == "and" else " OR "
-        return "(" + joiner.join(self.node(item) for item in node.filters) + ")"
 
     def _at(self, path: list[str]) -> str:
         self.params.append(path)
         return f"({self.column} #> %s::text[])"
 
-    def _equal_any(self, path: list[str], values: Sequence[object]) -> str:
+    def equal_any(self, key: str, values: Sequence[object]) -> str:
+        path = key_path(key)
         if not values:
             return "FALSE"
         at = self._at(path)
         self.params.append([json_scalar(value) for value in values])
         return f"({at} = ANY(%s::jsonb[]))"
 
-    def leaf(self, leaf: MetadataFilter) -> str:
-        path = key_path(leaf.key)
-        op = leaf.operator
-        value = leaf.value
-        values: Sequence[object] = value if isinstance(value, tuple) else (value,)
-        if op in ("==", "in"):
-            return self._equal_any(path, values)
-        if op in ("!=", "nin"):
-            # The kind check comes first, so a missing/null/list/object never matches
-            # and NOT never sees NULL.
-            scalar = f"jsonb_typeof({self._at(path)}) IN ('boolean', 'number', 'string')"
-            return f"({scalar} AND NOT {self._equal_any(path, values)})"
-        kind = kind_of(value)
+    def scalar(self, key: str) -> str:
+        return f"jsonb_typeof({self._at(key_path(key))}) IN ('boolean', 'number', 'string')"
+
+    def compare(self, key: str, op: str, value: object, kind: str) -> str:
+        path = key_path(key)
         at = self._at(path)
+        self.params.append(path)
         if kind == "number":
-            self.params.append(path)
             self.params.append(json_scalar(value))
             # CASE, not AND: PostgreSQL may evaluate AND's operands in any order.
             return (f"(CASE WHEN jsonb_typeof({at}) = 'number' THEN "
                     f"({self.column} #> %s::text[])::numeric {op} (%s::jsonb)::numeric "
                     "ELSE FALSE END)")
-        if kind == "string":
-            self.params.append(path)
-            self.params.append(plain(value))
-            return (f"(CASE WHEN jsonb_typeof({at}) = 'string' THEN "
-                    f"({self.column} #>> %s::text[]) COLLATE \"C\" {op} %s::text COLLATE \"C\" "
-                    "ELSE FALSE END)")
-        raise FilterError(f"operator {op!r} on {leaf.key!r} compares numbers or strings")
+        self.params.append(plain(value))
+        return (f"(CASE WHEN jsonb_typeof({at}) = 'string' THEN "
+                f"({self.column} #>> %s::text[]) COLLATE \"C\" {op} %s::text COLLATE \"C\" "
+                "ELSE FALSE END)")
 
 
 def compile_filters(
@@ -146,8 +130,9 @@ def compile_filters(
 
 # ------------------------------------------------------------------------------ schema
 
-#: Bumped when the tables change; kept in ragloom_meta.
-SCHEMA_VERSION = 1
+#: Bumped when the tables change; kept in ragloom_meta. 2: postings carry their
+#: chunk's length (``dl``), so BM25 never reads the chunks to score.
+SCHEMA_VERSION = 2
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS ragloom_meta (
@@ -191,16 +176,27 @@ SCHEMA = (
         UNIQUE (collection_id, id))""",
     "CREATE INDEX IF NOT EXISTS ragloom_chunks_by_document "
     "ON ragloom_chunks (collection_id, document_id)",
-    # The text index: one row per (term, chunk) with the term's count in the chunk.
-    # BM25 needs tf, document frequency and lengths, which PostgreSQL's tsvector
-    # ranking (ts_rank) does not use; ranking here is BM25 computed in SQL.
+    # The text index: one row per (term, chunk) with the term's count in the chunk and
+    # the chunk's length. BM25 needs tf, document frequency and lengths, which
+    # PostgreSQL's tsvector ranking (ts_rank) does not use; ranking here is BM25
+    # computed in SQL, from the primary key's index alone (tf and dl are included).
     """CREATE TABLE IF NOT EXISTS ragloom_postings (
         collection_id INTEGER NOT NULL,
         term TEXT NOT NULL,
         chunk_pk BIGINT NOT NULL REFERENCES ragloom_chunks(pk) ON DELETE CASCADE,
         tf INTEGER NOT NULL,
-        PRIMARY KEY (collection_id, term, chunk_pk))""",
+        dl INTEGER NOT NULL,
+        PRIMARY KEY (collection_id, term, chunk_pk) INCLUDE (tf, dl))""",
     "CREATE INDEX IF NOT EXISTS ragloom_postings_by_chunk ON ragloom_postings (chunk_pk)",
+)
+
+#: From schema 1: postings get their chunk's length (the old primary key stays; it
+#: serves the same lookups, reading tf and dl from the table).
+UPGRADE_FROM_1 = (
+    "ALTER TABLE ragloom_postings ADD COLUMN IF NOT EXISTS dl INTEGER",
+    "UPDATE ragloom_postings p SET dl = c.term_count FROM ragloom_chunks c "
+    "WHERE c.pk = p.chunk_pk AND p.dl IS NULL",
+    "ALTER TABLE ragloom_postings ALTER COLUMN dl SET NOT NULL",
 )
 
 # Vectors stay in the row (text and metadata go out of line first): exact search reads
@@ -224,30 +220,44 @@ INSERT_CHUNKS = """
                              %s::int[], %s::text[], %s::jsonb[], %s::vector[], %s::int[])
     RETURNING pk, id"""
 
-# BM25 as ragloom.stores.bm25 computes it (Lucene's idf), over the postings of the query
-# terms. Parameters: cid, terms[], repeats[], cid, cid, then the filter's, then top_k.
-BM25_SQL = """
+# BM25 as ragloom.stores.bm25 computes it (Lucene's idf, K1 and B from there), over the
+# postings of the query terms alone: each posting carries its chunk's length, so scoring
+# reads one index range per term and never the chunks; the chunks are read for the
+# candidates at the cut (the top_k-th score and its ties, which the id orders) and, with
+# a filter, for the chunks scored. Parameters: terms[], repeats[], cid, cid, terms[], then
+# the filter's, then top_k - 1, top_k.
+_BM25 = """
     WITH q AS (SELECT * FROM unnest(%s::text[], %s::int[]) AS q(term, repeats)),
     stats AS (SELECT chunk_total::float8 AS n_total,
                      GREATEST(length_total::float8 / GREATEST(chunk_total, 1), 1e-9) AS avgdl
               FROM ragloom_collections WHERE id = %s),
+    hits AS MATERIALIZED (
+        SELECT p.term, p.chunk_pk, p.tf, p.dl FROM ragloom_postings p
+        WHERE p.collection_id = %s AND p.term = ANY(%s::text[])),
     weights AS (
-        SELECT q.term, q.repeats,
-               ln(1.0 + (stats.n_total - df.n + 0.5) / (df.n + 0.5)) AS idf
+        SELECT q.term, q.repeats, ln(1.0 + (stats.n_total - df.n + 0.5) / (df.n + 0.5)) AS idf
         FROM q CROSS JOIN stats
-        JOIN LATERAL (SELECT COUNT(*)::float8 AS n FROM ragloom_postings p
-                      WHERE p.collection_id = %s AND p.term = q.term) AS df ON df.n > 0),
-    scored AS (
-        SELECT p.chunk_pk,
-               SUM(w.repeats * w.idf * (p.tf * 2.2)
-                   / (p.tf + 1.2 * (0.25 + 0.75 * c.term_count / stats.avgdl))) AS score
-        FROM weights w
-        JOIN ragloom_postings p ON p.collection_id = %s AND p.term = w.term
-        JOIN ragloom_chunks c ON c.pk = p.chunk_pk
-        CROSS JOIN stats
-        WHERE {where}
-        GROUP BY p.chunk_pk)
+        JOIN (SELECT term, COUNT(*)::float8 AS n FROM hits GROUP BY term) df ON df.term = q.term),
+    summed AS (
+        SELECT h.chunk_pk,
+               SUM(w.repeats * w.idf * (h.tf * {k1_plus_1!r}::float8)
+                   / (h.tf + {k1!r}::float8 * ({one_minus_b!r}::float8
+                                               + {b!r}::float8 * h.dl / stats.avgdl))) AS score
+        FROM hits h JOIN weights w ON w.term = h.term CROSS JOIN stats
+        GROUP BY h.chunk_pk),
+    scored AS MATERIALIZED ({scored}),
+    cut AS (SELECT score FROM scored ORDER BY score DESC OFFSET %s LIMIT 1)
     SELECT s.score, {columns}
     FROM scored s JOIN ragloom_chunks c ON c.pk = s.chunk_pk
+    WHERE s.score >= COALESCE((SELECT score FROM cut), '-Infinity'::float8)
     ORDER BY s.score DESC, c.id
     LIMIT %s"""
+
+
+def bm25_sql(where: str) -> str:
+    """The keyword query, filtered by ``where`` (SQL over ``c``, from :func:`compile_filters`)."""
+    scored = ("SELECT chunk_pk, score FROM summed" if where == "TRUE" else
+              "SELECT s.chunk_pk, s.score FROM summed s JOIN ragloom_chunks c "
+              f"ON c.pk = s.chunk_pk WHERE {where}")
+    return _BM25.format(k1_plus_1=K1 + 1.0, k1=K1, one_minus_b=1.0 - B, b=B, scored=scored,
+                        columns=CHUNK_COLUMNS)

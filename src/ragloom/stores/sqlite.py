@@ -55,7 +55,6 @@ from ragloom.errors import (
     ConfigurationError,
     DimensionMismatchError,
     EmbedderMismatchError,
-    InvalidInputError,
     RagError,
     StoreError,
 )
@@ -66,6 +65,7 @@ from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.ann import AnnSettings, sidecar_path
 from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index
+from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.sqlite_changes import changes_since, ensure_log, high_water, prune
@@ -105,6 +105,17 @@ _STORE = "SqliteVectorStore"
 # of references each at most).
 _ALLOWED_CACHE_SIZE = 16
 _ALLOWED_CACHE_MAX_IDS = 200_000
+
+
+def filtered_ids_sql(
+    conn: sqlite3.Connection, cid: int, filters: MetadataFilters
+) -> tuple[str, list[object]]:
+    """The SELECT of the ids of collection ``cid``'s chunks that pass ``filters``, and its
+    parameters: the SQL filtered queries run (the benchmark and plan test use it too)."""
+    where, params = compile_indexed_filters(filters, conn)
+    # "+collection_id": the metadata index's chunk list drives the lookup (by primary
+    # key), not a walk over every chunk of the collection.
+    return f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}", [cid, *params]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -491,12 +502,7 @@ class SqliteVectorStore:
     ) -> None:
         """Store a document and its chunks in one transaction, replacing any earlier
         document with the same source (or id) and all of its chunks."""
-        strays = sorted({e.chunk.document_id for e in entries} - {document.id})
-        if strays:
-            raise InvalidInputError(
-                f"chunks passed with document {document.id} ({document.source}) belong to "
-                f"other documents: {', '.join(strays[:3])}; build them from this document"
-            )
+        check_document_entries(document, entries)
         vectors = self._dense(entries)
         now = time.time()
         with self._lock:
@@ -693,6 +699,8 @@ class SqliteVectorStore:
         """The ids of the chunks passing ``filters`` (None: no filter)."""
         if filters is None:
             return None
+        if self._cid is None:  # no collection yet: nothing passes
+            return []
         # A hybrid query asks twice (vector and keyword side) and a server repeats a
         # tenant's filter; any write bumps the generation, so a kept answer is current.
         key = (self._cid or 0, self._generation or 0, repr(filters))
@@ -700,12 +708,8 @@ class SqliteVectorStore:
         if cached is not None:
             self._allowed_cache.move_to_end(key)
             return cached
-        where, params = compile_indexed_filters(filters, conn)
-        # "+collection_id": the metadata index's chunk list drives the lookup,
-        # not a walk over every chunk of the collection.
-        rows = conn.execute(f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}",
-                            [self._cid, *params])
-        allowed = [row[0] for row in rows]
+        sql, params = filtered_ids_sql(conn, self._cid, filters)
+        allowed = [row[0] for row in conn.execute(sql, params)]
         if len(allowed) <= _ALLOWED_CACHE_MAX_IDS:
             self._allowed_cache[key] = allowed
             while len(self._allowed_cache) > _ALLOWED_CACHE_SIZE:

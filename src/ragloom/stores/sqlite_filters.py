@@ -20,7 +20,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from ragloom.errors import FilterError
-from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters, kind_of
+from ragloom.filters import KEY_PATTERN, MetadataFilter, MetadataFilters
+from ragloom.stores.filter_compiler import FilterCompiler, values_by_kind
 
 _KIND_TYPES = {
     "bool": "('true', 'false')",
@@ -58,18 +59,13 @@ def _bind(value: object) -> object:
     return value
 
 
-class _Compiler:
-    def __init__(self, column: str) -> None:
-        self.column = column
-        self.params: list[object] = []
+class _Compiler(FilterCompiler):
+    TRUE = "1"
+    FALSE = "0"
 
-    def node(self, node: MetadataFilters | MetadataFilter) -> str:
-        if isinstance(node, MetadataFilter):
-            return self.leaf(node)
-        if not node.filters:
-            return "1" if node.condition == "and" else "0"
-        joiner = " AND " if node.condition == "and" else " OR "
-        return "(" + joiner.join(self.node(item) for item in node.filters) + ")"
+    def __init__(self, column: str) -> None:
+        super().__init__()
+        self.column = column
 
     def _type(self, path: str) -> str:
         self.params.append(path)
@@ -79,8 +75,8 @@ class _Compiler:
         self.params.append(path)
         return f"json_extract({self.column}, ?)"
 
-    def _equal_any(self, path: str, values: Sequence[object]) -> str:
-        """True when the stored value equals one of ``values`` in value and kind."""
+    def equal_any(self, key: str, values: Sequence[object]) -> str:
+        path = json_path(key)
         by_kind = _by_kind(values)
         if not by_kind:
             return "0"
@@ -93,21 +89,11 @@ class _Compiler:
             parts.append(f"({type_sql} IN {_KIND_TYPES[kind]} AND {value_sql} IN ({marks}))")
         return "(" + " OR ".join(parts) + ")"
 
-    def leaf(self, leaf: MetadataFilter) -> str:
-        path = json_path(leaf.key)
-        op = leaf.operator
-        value = leaf.value
-        values = _leaf_values(leaf)
-        if op in ("==", "in"):
-            return self._equal_any(path, values)
-        if op in ("!=", "nin"):
-            # The scalar check comes first so a missing/null/list/object never matches
-            # and the NOT below never sees NULL.
-            scalar = f"{self._type(path)} IN {_SCALAR_TYPES}"
-            return f"({scalar} AND NOT {self._equal_any(path, values)})"
-        kind = kind_of(value)
-        if kind not in ("number", "string"):
-            raise FilterError(f"operator {op!r} on {leaf.key!r} compares numbers or strings")
+    def scalar(self, key: str) -> str:
+        return f"{self._type(json_path(key))} IN {_SCALAR_TYPES}"
+
+    def compare(self, key: str, op: str, value: object, kind: str) -> str:
+        path = json_path(key)
         type_sql = self._type(path)
         value_sql = self._value(path)
         self.params.append(_bind(value))
@@ -116,20 +102,7 @@ class _Compiler:
 
 def _by_kind(values: Sequence[object]) -> dict[str, list[object]]:
     """Filter values grouped by kind, as SQLite receives them."""
-    by_kind: dict[str, list[object]] = {}
-    for value in values:
-        kind = kind_of(value)
-        if kind is None:
-            raise FilterError(f"filter value {value!r} is not a string, number or boolean")
-        by_kind.setdefault(kind, []).append(_bind(value))
-    return by_kind
-
-
-def _leaf_values(leaf: MetadataFilter) -> Sequence[object]:
-    value = leaf.value
-    if leaf.operator in ("in", "nin"):
-        return value if isinstance(value, tuple) else (value,)
-    return (value,)
+    return values_by_kind(values, _bind)
 
 
 def compile_filters(
@@ -200,7 +173,7 @@ class _IndexedCompiler(_Compiler):
         self.params.extend(values)
         return f"{self.column} IN (SELECT pk FROM chunk_meta WHERE path = ? AND {condition})"
 
-    def _equal_key(self, key: str, values: Sequence[object]) -> str:
+    def equal_any(self, key: str, values: Sequence[object]) -> str:
         by_kind = _by_kind(values)
         if not by_kind:
             return "0"
@@ -211,19 +184,11 @@ class _IndexedCompiler(_Compiler):
                 key, f"atom IN ({marks}) AND type IN {_KIND_TYPES[kind]}", bound))
         return "(" + " OR ".join(parts) + ")"
 
-    def leaf(self, leaf: MetadataFilter) -> str:
-        op = leaf.operator
-        value = leaf.value
-        values = _leaf_values(leaf)
-        if op in ("==", "in"):
-            return self._equal_key(leaf.key, values)
-        if op in ("!=", "nin"):
-            scalar = self._lookup(leaf.key, _SCALAR_PREDICATE, ())
-            return f"({scalar} AND NOT {self._equal_key(leaf.key, values)})"
-        kind = kind_of(value)
-        if kind not in ("number", "string"):
-            raise FilterError(f"operator {op!r} on {leaf.key!r} compares numbers or strings")
-        return self._lookup(leaf.key, f"atom {op} ? AND type IN {_KIND_TYPES[kind]}",
+    def scalar(self, key: str) -> str:
+        return self._lookup(key, _SCALAR_PREDICATE, ())
+
+    def compare(self, key: str, op: str, value: object, kind: str) -> str:
+        return self._lookup(key, f"atom {op} ? AND type IN {_KIND_TYPES[kind]}",
                             (_bind(value),))
 
 
