@@ -43,14 +43,10 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ann_libraries import clustered, exact_top
+from ann_scale import percentiles
 
 RESULTS = Path(__file__).resolve().parent / "results"
 Matrix = npt.NDArray[np.float32]
-
-
-def percentiles(times: list[float]) -> tuple[float, float]:
-    ms = np.array(times) * 1000
-    return round(float(np.percentile(ms, 50)), 3), round(float(np.percentile(ms, 95)), 3)
 
 
 def recall(found: list[list[int]], truth: npt.NDArray[np.int64]) -> float:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ann_libraries import clustered
+from filtered_search import timed
 from ragloom.filters import parse_filters
 from ragloom.registry import make_embedder
 from ragloom.retrieval.options import SearchOptions
@@ -70,19 +70,6 @@ def fill(store: SqliteVectorStore, n: int, dimension: int) -> list[str]:
         print(f"  {start + len(vectors)} chunks, {time.perf_counter() - started:.0f} s",
               flush=True)
     return texts
-
-
-def timed(fn: Any, repeats: int) -> dict[str, float]:
-    for _ in range(3):
-        fn()  # warm caches once
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return {"p50_ms": round(statistics.median(times), 2),
-            "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2)}
 
 
 def main() -> None:
