@@ -158,3 +158,30 @@ def test_vector_store_files_are_claimed_once_and_taken_over_after_the_lease(
     finally:
         first_db.close()
         second_db.close()
+
+
+def test_a_replica_closes_its_handle_of_a_knowledge_base_another_one_deleted(
+        pg_url: str) -> None:
+    from ragloom.server.catalog import Catalog, SharedModels
+
+    models = SharedModels("fake:hashing-64", "none", None)
+    databases = [ServerDatabase(pg_url), ServerDatabase(pg_url)]
+    here, there = (Catalog(db, Path("unused.db"), models, store_url=pg_url)
+                   for db in databases)
+    try:
+        here.prune_seconds = 0.0
+        record = here.create(TENANT, "pruned")
+        handle = here.open(record)
+        handle.store.count()  # type: ignore[attr-defined]  # connects its pool
+        assert handle.store._pool is not None  # type: ignore[attr-defined]
+        there.delete(TENANT, record.id)
+        assert here.find(TENANT, record.id) is None  # read through: gone at once
+        other = here.create(TENANT, "kept")
+        here.open(other)  # any open prunes what others deleted
+        assert record.id not in here._open and other.id in here._open
+        assert handle.store._pool is None  # type: ignore[attr-defined]
+    finally:
+        here.close()
+        there.close()
+        for database in databases:
+            database.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,15 @@ def check_chunking(chunking: dict[str, Any]) -> None:
 
 
 class Catalog:
-    """The knowledge bases of every tenant; each lookup is scoped to one tenant."""
+    """The knowledge bases of every tenant; each lookup is scoped to one tenant.
+
+    On PostgreSQL (replicas) another process may delete a knowledge base this one has
+    open: records are always read from the database, so it is a 404 here at once, and
+    every ``prune_seconds`` the handles of deleted ones are closed (each holds a
+    connection pool).
+    """
+
+    prune_seconds = 30.0
 
     def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels, *,
                  store_url: str | None = None) -> None:
@@ -131,6 +140,7 @@ class Catalog:
         self.models = models
         self._open: dict[str, VectorKnowledgeBase] = {}
         self._lock = threading.Lock()
+        self._pruned = time.monotonic()
 
     # ------------------------------------------------------------------ records
     def create(self, tenant: Tenant, name: str | None = None, *, embedder: str | None = None,
@@ -206,6 +216,7 @@ class Catalog:
     # ------------------------------------------------------------------ handles
     def open(self, record: KbRecord) -> VectorKnowledgeBase:
         """The shared, open knowledge base of a record (the store file opens lazily)."""
+        self._prune_deleted()
         with self._lock:
             knowledge_base = self._open.get(record.id)
             if knowledge_base is None:
@@ -229,6 +240,24 @@ class Catalog:
                     knowledge_base.graph = graph_step(store, model=self.models.model)
                 self._open[record.id] = knowledge_base
             return knowledge_base
+
+    def _prune_deleted(self) -> None:
+        if self.store_url is None or time.monotonic() - self._pruned < self.prune_seconds:
+            return
+        self._pruned = time.monotonic()
+        with self._lock:
+            ids = list(self._open)
+        if not ids:
+            return
+        marks = ", ".join("?" * len(ids))
+        alive = {row[0] for row in self.db.all(
+            f"SELECT id FROM knowledge_bases WHERE id IN ({marks})", ids)}
+        for kb_id in set(ids) - alive:
+            with self._lock:
+                knowledge_base = self._open.pop(kb_id, None)
+            close = getattr(knowledge_base.store, "close", None) if knowledge_base else None
+            if callable(close):
+                close()
 
     def counts(self, record: KbRecord) -> tuple[int, int]:
         """(documents, chunks) of a knowledge base."""
