@@ -182,7 +182,12 @@ def test_native_objects_made_on_a_are_read_searched_and_deleted_on_b(cluster: Cl
         assert "lunch break" in found["matches"][0]["text"]
         session = a.post("/api/sessions", json={"knowledge_bases": ["shared"],
                                                 "title": "t"}).json()
-        assert b.get(f"/api/sessions/{session['id']}").json()["title"] == "t"
+        asked = a.post(f"/api/sessions/{session['id']}/ask",
+                       json={"question": "How long is the lunch break?"})
+        assert asked.status_code == 200, asked.text
+        history = b.get(f"/api/sessions/{session['id']}").json()
+        assert history["title"] == "t"
+        assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
         assert b.delete(f"/api/sessions/{session['id']}").status_code == 200
         assert a.get(f"/api/sessions/{session['id']}").status_code == 404
         assert b.delete(f"/api/knowledge-bases/{kb['id']}").status_code == 200
@@ -227,6 +232,13 @@ def test_openai_objects_and_a_batch_cross_replicas(cluster: Cluster) -> None:
         hits = a.post(f"/v1/vector_stores/{store['id']}/search",
                       json={"query": "replica3", "max_num_results": 50}).json()["data"]
         assert ids[3] not in {h["file_id"] for h in hits}
+        answer = a.post("/v1/responses", json={
+            "model": "fake:echo", "input": "What is replica5 about?",
+            "tools": [{"type": "file_search", "vector_store_ids": [store["id"]]}]})
+        assert answer.status_code == 200, answer.text
+        stored = b.get(f"/v1/responses/{answer.json()['id']}")
+        assert stored.json()["output"] == answer.json()["output"]
+        assert other.get(f"/v1/responses/{answer.json()['id']}").status_code == 404
         assert b.delete(f"/v1/vector_stores/{store['id']}").status_code == 200
         assert a.get(f"/v1/vector_stores/{store['id']}").status_code == 404
 
