@@ -32,7 +32,9 @@ from typing import Any
 from ragloom.errors import MissingDependencyError, StoreError
 
 SCHEMA_NAME = "ragloom_server"
-#: Key of the advisory lock every write transaction takes (one writer at a time).
+#: Key of the advisory lock every write transaction takes (one writer at a time). Each
+#: set of tables has its own (the server's, the OpenAI-compatible ones), as each had its
+#: own SQLite file: a write to one never waits for, or inside, a write to the other.
 WRITE_LOCK = 7238911
 #: Key of the lock held while tables are created (two replicas starting at once).
 DDL_LOCK = 7238912
@@ -147,12 +149,14 @@ class PostgresDatabase:
 
     dialect = "postgresql"
 
-    def __init__(self, dsn: str, ddl: Sequence[str], *, pool_size: int = 8) -> None:
+    def __init__(self, dsn: str, ddl: Sequence[str], *, pool_size: int = 8,
+                 lock_key: int = WRITE_LOCK) -> None:
         from ragloom.stores.factory import parse_location
 
         # The store's own options (?index=hnsw) are not libpq's: leave them out.
         self.dsn = parse_location(dsn).target
         self._ddl = tuple(ddl)
+        self._lock_key = lock_key
         self._pool_size = pool_size
         self._pool: Any = None
         self._lock = threading.Lock()
@@ -212,7 +216,7 @@ class PostgresDatabase:
             yield PgConnection(held)
             return
         with self._connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
             self._local.conn = conn
             try:
                 yield PgConnection(conn)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragloom.server.sql_postgres import PostgresDatabase, is_postgres_url
+from ragloom.server.sql_postgres import WRITE_LOCK, PostgresDatabase, is_postgres_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS oai_files (
@@ -93,7 +93,8 @@ class MetaDB:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._pg = PostgresDatabase(path, POSTGRES_SCHEMA) if is_postgres_url(path) else None
+        self._pg = (PostgresDatabase(path, POSTGRES_SCHEMA, lock_key=WRITE_LOCK + 1)
+                    if is_postgres_url(path) else None)
         self._local = threading.local()
         self._init_lock = threading.Lock()
         self._ready = False
