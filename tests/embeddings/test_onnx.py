@@ -245,3 +245,30 @@ def test_auto_uses_onnx_and_matches_torch(cache_dir: Path, torch_vectors: np.nda
     assert embedder.backend == "onnx"
     assert embedder.name == "local:all-MiniLM-L6-v2"
     np.testing.assert_allclose(got, torch_vectors, atol=1e-4)
+
+
+@pytest.mark.integration
+def test_document_batches_run_in_parallel_with_the_same_vectors(
+        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragloom.embeddings.onnx import OnnxEncoder
+
+    texts = MIXED_LENGTHS * 3
+    one = OnnxEmbedder(precision="fp32", batch_size=4, threads=1).encode_documents(texts)
+    seen: set[str] = set()
+    run = OnnxEncoder._run_ids
+
+    def watched(self: OnnxEncoder, rows: list[list[int]]) -> object:
+        seen.add(threading.current_thread().name)
+        return run(self, rows)
+
+    monkeypatch.setattr(OnnxEncoder, "_run_ids", watched)
+    two = OnnxEmbedder(precision="fp32", batch_size=4, threads=2).encode_documents(texts)
+    np.testing.assert_allclose(two, one, atol=1e-5)
+    assert seen == {"MainThread", "ragloom-onnx"}
+
+    def broken(self: OnnxEncoder, rows: list[list[int]]) -> object:
+        raise RuntimeError("the session failed")
+
+    monkeypatch.setattr(OnnxEncoder, "_run_ids", broken)
+    with pytest.raises(RuntimeError, match="the session failed"):
+        OnnxEmbedder(precision="fp32", batch_size=4, threads=2).encode_documents(texts)

@@ -163,3 +163,66 @@ def test_isolated_parsing_gives_the_same_documents(kb: VectorKnowledgeBase,
         [str(folder)], parsing=IN_PROCESS)
     assert chunk_ids_by_source(other) == isolated and len(isolated) == 5
     other.close()
+
+
+def test_read_ahead_gives_the_same_store_and_overlaps_the_source(
+        kb: VectorKnowledgeBase, store: SqliteVectorStore) -> None:
+    import threading
+
+    from ragloom.types import TextDocument
+
+    threads: set[str] = set()
+
+    def documents() -> Any:
+        for i in range(20):
+            threads.add(threading.current_thread().name)
+            yield TextDocument.create(f"Line one of {i}.\nLine two of {i}.", source=f"d{i}")
+
+    report = kb.pipeline().run(documents(), read_ahead=True)
+    assert len(report.new) == 20 and report.chunks_written == 40
+    assert threads == {"ragloom-ingest-reader"}
+    assert len(chunk_ids_by_source(store)) == 20
+    again = kb.pipeline().run(documents(), read_ahead=True)
+    assert len(again.unchanged) == 20 and again.texts_embedded == 0
+
+
+def test_read_ahead_passes_the_source_failure_on(kb: VectorKnowledgeBase) -> None:
+    import pytest
+
+    from ragloom.types import TextDocument
+
+    def documents() -> Any:
+        yield TextDocument.create("Fine.", source="ok")
+        raise RuntimeError("the source broke")
+
+    with pytest.raises(RuntimeError, match="the source broke"):
+        kb.pipeline().run(documents(), read_ahead=True)
+
+
+def test_the_reader_stays_within_its_backlog() -> None:
+    import threading
+    import time
+
+    from ragloom.ingestion.pipeline import _Backlog
+
+    stop = threading.Event()
+    backlog = _Backlog(100, stop)
+    assert backlog.reserve(60) and backlog.reserve(40)
+    waited: list[float] = []
+
+    def late() -> None:
+        started = time.monotonic()
+        backlog.reserve(30)
+        waited.append(time.monotonic() - started)
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    time.sleep(0.2)
+    assert not waited  # 130 > 100: it waits
+    backlog.release(60)
+    thread.join(2)
+    assert waited and waited[0] >= 0.15 and backlog.used == 70
+    stop.set()
+    assert backlog.reserve(1000) is False  # no room, and the run stopped: no wait
+    backlog.release(70)
+    assert backlog.reserve(1000) and backlog.used == 1000  # alone, a big file goes

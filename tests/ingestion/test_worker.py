@@ -56,3 +56,58 @@ def test_limits_apply_in_the_worker(tmp_path: Path) -> None:
     with ParseWorker(ParseOptions(limits=ParseLimits(max_file_bytes=1000))) as worker:
         result = worker.load(str(big))
     assert result[0].reason is not None and "max_file_bytes=1000" in result[0].reason
+
+
+def test_plain_text_formats_parse_without_a_process(tmp_path: Path) -> None:
+    files = {"a.txt": "Plain words.", "b.csv": "name,age\nAda,36\n",
+             "c.json": '{"text": "A record."}', "d.jsonl": '{"text": "One"}\n{"text": "Two"}\n'}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with ParseWorker(ParseOptions()) as worker:
+        results = {name: worker.load(str(tmp_path / name)) for name in files}
+        assert (worker.started, worker.in_process) == (0, 4)
+    assert results["a.txt"][0].document is not None
+    assert results["a.txt"][0].document.text == "Plain words."
+    assert "Ada" in (results["b.csv"][0].document.text if results["b.csv"][0].document else "")
+    assert [r.document.text for r in results["d.jsonl"] if r.document] == ["One", "Two"]
+
+
+def test_other_content_keeps_the_worker_whatever_its_name(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+    (tmp_path / "zip.txt").write_bytes(buffer.getvalue())
+    (tmp_path / "pdf.txt").write_bytes(b"%PDF-1.4\n% not really a PDF\n")
+    (tmp_path / "page.txt").write_text("<!DOCTYPE html><html><body>Hi</body></html>")
+    (tmp_path / "notes.md").write_text("# Title\n\nText.")
+    (tmp_path / "big.txt").write_text("word " * 300)
+    options = ParseOptions(in_process_bytes=1000)
+    with ParseWorker(options) as worker:
+        for name in ("zip.txt", "pdf.txt", "page.txt", "notes.md", "big.txt"):
+            before = worker.in_process
+            worker.load(str(tmp_path / name))
+            assert worker.in_process == before, f"{name} was parsed in-process"
+        assert worker.started == 1
+
+
+def test_a_custom_parser_always_runs_in_the_worker(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Plain words.")
+    with ParseWorker(ParseOptions(parse=sleepy_parse)) as worker:
+        result = worker.load(str(tmp_path / "a.txt"))
+        assert (worker.started, worker.in_process) == (1, 0)
+    assert result[0].document is not None
+
+
+def test_the_whole_content_decides_not_the_head() -> None:
+    import pytest
+
+    from ragloom.ingestion.worker import _NeedsWorker, _TextFormatsOnly
+    from ragloom.loaders import default_parser
+
+    guard = _TextFormatsOnly(default_parser(), frozenset({"text"}))
+    assert guard(b"just text", "a.txt", None)[0].text == "just text"
+    with pytest.raises(_NeedsWorker):
+        guard(b"%PDF-1.7 ...", "a.txt", None)

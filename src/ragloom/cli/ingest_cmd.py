@@ -127,7 +127,8 @@ def ingest_command(
     memory_limit: Annotated[int, typer.Option(
         "--memory-limit", help="MB of memory the parser process may use (0: no limit).")] = 2048,
     batch_size: Annotated[int, typer.Option(
-        help="Chunks embedded per batch (batches span documents).")] = 256,
+        help="Chunks embedded per batch (batches span documents; the embedder sorts "
+             "a batch by length, so larger batches pad less).")] = 1024,
     cache: Annotated[bool, typer.Option(
         help="Keep embeddings in <db folder>/embedding-cache.db, so text embedded once "
              "(also by a killed run) is not embedded again.")] = True,

@@ -7,7 +7,8 @@
   (:class:`Manifest`); a changed one is replaced in one transaction; ``sync``
   removes the documents of files that disappeared.
 * Bounded: each file is parsed under :class:`~ragloom.loaders.ParseLimits` in a
-  worker process with a time and a memory limit (:class:`ParseWorker`).
+  worker process with a time and a memory limit (:class:`ParseWorker`); plain text,
+  CSV and JSON, whose parsers are linear, parse in-process under the same limits.
 * Resumable: a killed run leaves whole documents; the next run skips them.
 * :mod:`ragloom.ingestion.cache`: the embedding cache the CLI keeps beside the
   database, and how it is kept bounded.

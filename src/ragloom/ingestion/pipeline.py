@@ -10,9 +10,13 @@ are unchanged on the next run, the others are ingested again (an embedding cache
 such as :class:`ragloom.resilience.CachedEmbedder` spares re-embedding them).
 
 From files (:meth:`IngestionPipeline.run_paths`), a file whose bytes and settings
-match the store's record is skipped before parsing; the others are parsed in a
-bounded worker process (:mod:`ragloom.ingestion.worker`) on a background thread,
-so parsing the next files overlaps embedding the current batch.
+match the store's record is skipped before parsing; the others are parsed (plain
+text in-process, other formats in a bounded worker process, see
+:mod:`ragloom.ingestion.worker`) and split on a reader thread that runs up to a few
+batches ahead, and each batch is embedded on its own thread while the batch before
+it is stored: on 2 cores the embedder, which holds them without the GIL, then never
+waits for parsing, splitting or SQLite. :meth:`IngestionPipeline.run` does the same
+for documents with ``read_ahead``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,9 +38,15 @@ from ragloom.ingestion.transformers import DocumentTransformer, settings_of
 from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
 from ragloom.protocols import Chunker, DocumentIndex, EmbeddingProvider, VectorStore
-from ragloom.types import Document, TextChunk, TextDocument, VectorEntry, text_hash
+from ragloom.types import Document, Embedding, TextChunk, TextDocument, VectorEntry, text_hash
 
-_QUEUE_FILES = 16  # parsed files waiting for the embedder: bounds memory, keeps it busy
+# How far the file reader may run ahead of the embedder. The writer takes a whole
+# batch (hundreds of small files) at once; a reader held a few files ahead must then
+# parse and split the rest of the next batch while the embedder waits, which cost
+# about a tenth of an ingest of small files on 2 cores. So the bound is text, enough
+# for a few batches, with a file count for files that hold little.
+_AHEAD_CHARACTERS = 2_000_000
+_AHEAD_FILES = 2048
 
 
 def check_embedder(index: DocumentIndex, embedder: EmbeddingProvider, name: str) -> None:
@@ -124,14 +135,28 @@ class IngestionPipeline:
 
     # ------------------------------------------------------------------ entry points
     def run(self, documents: Iterable[Document], *, report: IngestReport | None = None,
-            progress: ProgressCallback | None = None) -> IngestReport:
-        """Ingest documents already loaded (each checked against the store's record)."""
+            progress: ProgressCallback | None = None, read_ahead: bool = False
+            ) -> IngestReport:
+        """Ingest documents already loaded (each checked against the store's record).
+
+        With ``read_ahead``, ``documents`` is iterated and split on a background
+        thread, up to a bound ahead of the embedder: for a source that does work per
+        document (files parsed as they are iterated), which then overlaps embedding.
+        """
         started = time.perf_counter()
         report = report if report is not None else IngestReport()
-        writer = _Writer(self, report, progress)
-        for document in documents:
-            writer.add(document, None)
-        writer.flush()
+        writer = _Writer(self, report, progress, overlap=read_ahead)
+        try:
+            if read_ahead:
+                for _kind, _source, (document, chunks) in self._ahead(
+                        self._split_ahead(iter(documents))):
+                    writer.add(document, None, chunks)
+            else:
+                for document in documents:
+                    writer.add(document, None)
+            writer.finish()
+        finally:
+            writer.close()
         report.seconds += time.perf_counter() - started
         return report
 
@@ -151,16 +176,20 @@ class IngestionPipeline:
         files = list(list_files(paths, selection))
         if on_files is not None:
             on_files(len(files))
-        writer = _Writer(self, report, progress)
-        for kind, path, payload in self._parsed(files, manifest, parsing):
-            if kind == "skip":
-                writer.emit(IngestEvent(source=path, outcome="skipped", reason=str(payload)))
-            elif kind == "unchanged":
-                writer.unchanged(payload)
-            else:
-                results, presplit = payload
-                writer.add_file(path, results, manifest.documents_of(path), presplit)
-        writer.flush()
+        writer = _Writer(self, report, progress, overlap=True)
+        try:
+            for kind, path, payload in self._ahead(self._file_items(files, manifest, parsing)):
+                if kind == "skip":
+                    writer.emit(IngestEvent(source=path, outcome="skipped",
+                                            reason=str(payload)))
+                elif kind == "unchanged":
+                    writer.unchanged(payload)
+                else:
+                    results, presplit = payload
+                    writer.add_file(path, results, manifest.documents_of(path), presplit)
+            writer.finish()
+        finally:
+            writer.close()
         if sync:
             roots = [os.path.abspath(os.path.expanduser(p)) for p in paths]
             stale = manifest.stale_under(roots)
@@ -171,14 +200,41 @@ class IngestionPipeline:
         return report
 
     # ------------------------------------------------------------ reading, threaded
-    def _parsed(self, files: list[SourceFile], manifest: Manifest, parsing: ParseOptions
-                ) -> Iterator[tuple[str, str, Any]]:
-        """(kind, path, payload) per file, produced on a background thread."""
-        out: queue.Queue[tuple[str, str, Any]] = queue.Queue(maxsize=_QUEUE_FILES)
-        stop = threading.Event()
+    def _file_items(self, files: list[SourceFile], manifest: Manifest, parsing: ParseOptions
+                    ) -> Iterator[tuple[str, str, Any]]:
+        """(kind, path, payload) per file: skipped, unchanged, or parsed and split."""
         settings = self.settings
+        worker = ParseWorker(parsing)
+        try:
+            for source in files:
+                if source.reason is not None:
+                    yield ("skip", source.path, source.reason)
+                    continue
+                item = self._read(source.path, manifest, settings, parsing, worker)
+                if item[0] == "file":
+                    item = ("file", item[1], self._presplit(item[2]))
+                yield item
+        finally:
+            worker.close()
+
+    def _split_ahead(self, documents: Iterator[Document]) -> Iterator[tuple[str, str, Any]]:
+        """("document", source, (document, its chunks or None)) per document."""
+        for document in documents:
+            chunks = None
+            if (not self.document_transformers and isinstance(document, TextDocument)
+                    and document.text.strip()):
+                chunks = [c for c in self.chunker.split(document) if c.text.strip()]
+            yield ("document", document.source, (document, chunks))
+
+    def _ahead(self, items: Iterator[tuple[str, str, Any]]) -> Iterator[tuple[str, str, Any]]:
+        """``items``, produced on a background thread up to a bound ahead of the caller."""
+        out: queue.Queue[tuple[str, str, Any]] = queue.Queue(maxsize=_AHEAD_FILES)
+        stop = threading.Event()
+        backlog = _Backlog(_AHEAD_CHARACTERS, stop)
 
         def put(item: tuple[str, str, Any]) -> bool:
+            if not backlog.reserve(_characters(item)):
+                return False
             while not stop.is_set():
                 try:
                     out.put(item, timeout=0.1)
@@ -188,24 +244,17 @@ class IngestionPipeline:
             return False
 
         def produce() -> None:
-            worker = ParseWorker(parsing)
             try:
-                for source in files:
-                    if stop.is_set():
-                        return
-                    if source.reason is not None:
-                        item: tuple[str, str, Any] = ("skip", source.path, source.reason)
-                    else:
-                        item = self._read(source.path, manifest, settings, parsing, worker)
-                        if item[0] == "file":
-                            item = ("file", item[1], self._presplit(item[2]))
-                    if not put(item):
+                for item in items:
+                    if stop.is_set() or not put(item):
                         return
                 put(("end", "", None))
             except BaseException as exc:  # handed to the consuming thread, which raises it
                 put(("error", "", exc))
             finally:
-                worker.close()
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()  # a generator's cleanup (the parse worker) runs on this thread
 
         thread = threading.Thread(target=produce, name="ragloom-ingest-reader", daemon=True)
         thread.start()
@@ -221,6 +270,7 @@ class IngestionPipeline:
                     return
                 if kind == "error":
                     raise payload
+                backlog.release(_characters((kind, path, payload)))
                 yield kind, path, payload
         finally:
             stop.set()
@@ -257,10 +307,16 @@ class IngestionPipeline:
 
 
 class _Writer:
-    """Documents in, batches of chunks embedded and stored, events out."""
+    """Documents in, batches of chunks embedded and stored, events out.
+
+    With ``overlap``, a batch is embedded on a background thread while the calling
+    thread stores the batch before it and gathers the next one, so the embedder
+    (which holds the cores without the GIL) never waits for SQLite or the splitter.
+    Events are emitted and documents stored on the calling thread alone, in order.
+    """
 
     def __init__(self, pipeline: IngestionPipeline, report: IngestReport,
-                 progress: ProgressCallback | None) -> None:
+                 progress: ProgressCallback | None, *, overlap: bool = False) -> None:
         self.p = pipeline
         self.report = report
         self.progress = progress
@@ -268,6 +324,9 @@ class _Writer:
         self.pending: list[_Job] = []
         self.pending_chunks = 0
         self.bound = False
+        self.overlap = overlap
+        self._executor: ThreadPoolExecutor | None = None
+        self._embedding: tuple[list[_Job], Future[tuple[list[Embedding], int]]] | None = None
 
     def emit(self, event: IngestEvent) -> None:
         self.report.record(event)
@@ -350,6 +409,8 @@ class _Writer:
             self.flush()
 
     def flush(self) -> None:
+        """Embed the pending documents and store them; with ``overlap``, start
+        embedding them and store the batch embedded before."""
         if not self.pending:
             return
         pending, self.pending, self.pending_chunks = self.pending, [], 0
@@ -358,6 +419,34 @@ class _Writer:
             self.p.index.bind_embedder(self.p.embedder.name, self.p.embedder.dimension)
             self.bound = True
         texts = [chunk.text for job in pending for chunk in job.chunks]
+        if not self.overlap:
+            self._store(pending, self._embed(texts))
+            return
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="ragloom-embed")
+        future = self._executor.submit(self._embed, texts)
+        previous, self._embedding = self._embedding, (pending, future)
+        if previous is not None:
+            self._store(previous[0], previous[1].result())
+
+    def finish(self) -> None:
+        """Flush, then store the batch still being embedded."""
+        self.flush()
+        if self._embedding is not None:
+            pending, future = self._embedding
+            self._embedding = None
+            self._store(pending, future.result())
+
+    def close(self) -> None:
+        """Stop the embedding thread (after a failure: a batch not stored is dropped;
+        its documents are ingested again next time)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        self._embedding = None
+
+    def _embed(self, texts: list[str]) -> tuple[list[Embedding], int]:
+        """The embeddings, and how many texts the model itself saw."""
         misses = _misses(self.p.embedder)
         embeddings = self.p.embedder.embed_documents(texts)
         if len(embeddings) != len(texts):
@@ -366,8 +455,12 @@ class _Writer:
                 f"for {len(texts)} texts")
         # Behind a cache, only the texts the model really saw count as embedded.
         after = _misses(self.p.embedder)
-        self.report.texts_embedded += (len(texts) if misses is None or after is None
-                                       else after - misses)
+        return embeddings, (len(texts) if misses is None or after is None
+                            else after - misses)
+
+    def _store(self, pending: list[_Job], embedded: tuple[list[Embedding], int]) -> None:
+        embeddings, count = embedded
+        self.report.texts_embedded += count
         position = 0
         for job in pending:
             entries = [VectorEntry(chunk=chunk, embedding=embeddings[position + i])
@@ -379,6 +472,44 @@ class _Writer:
             self.report.chunks_written += len(entries)
             self._finish(job.file, job.document.source,
                          "replaced" if job.replaces else "new", chunks=len(entries))
+
+
+def _characters(item: tuple[str, str, Any]) -> int:
+    """The text a reader item holds (0 for skips and unchanged files)."""
+    if item[0] == "document":
+        document = item[2][0]
+        return len(document.text) if isinstance(document, TextDocument) else 0
+    if item[0] != "file":
+        return 0
+    results: list[LoadResult] = item[2][0]
+    return sum(len(r.document.text) for r in results
+               if r.document is not None and isinstance(r.document, TextDocument))
+
+
+class _Backlog:
+    """Characters read but not yet taken by the writer, held under a bound."""
+
+    def __init__(self, limit: int, stop: threading.Event) -> None:
+        self.limit = limit
+        self.used = 0
+        self.stop = stop
+        self._changed = threading.Condition()
+
+    def reserve(self, amount: int) -> bool:
+        """Wait for room (a file larger than the bound waits for an empty backlog);
+        False when the run stops meanwhile."""
+        with self._changed:
+            while self.used and self.used + amount > self.limit:
+                if self.stop.is_set():
+                    return False
+                self._changed.wait(0.1)
+            self.used += amount
+            return True
+
+    def release(self, amount: int) -> None:
+        with self._changed:
+            self.used -= amount
+            self._changed.notify_all()
 
 
 def _misses(embedder: EmbeddingProvider) -> int | None:
