@@ -20,7 +20,7 @@ INFO_ID = "#collection"
 #: Chunk rows a Milvus Lite collection holds in its in-memory table before they are
 #: sealed (flushed) into an indexed segment: every Lite query and search scans the
 #: in-memory table (and rebuilds its BM25 index), so a large one makes each call slow.
-LITE_FLUSH_ROWS = 4096
+LITE_FLUSH_ROWS = 256
 #: The documents collection's placeholder vector (Milvus needs one per collection).
 NO_VECTOR = [0.0, 0.0]
 
@@ -55,7 +55,7 @@ class MilvusCollections:
         self._chunks_exist = False
         # A file path, not a URL: Milvus Lite in process.
         self.lite = "://" not in uri
-        self._unsealed = 0
+        self._unsealed: dict[str, int] = {}
 
     # ---------------------------------------------------------------- connection
     def connect(self) -> Any:
@@ -152,15 +152,17 @@ class MilvusCollections:
             self._chunks_exist = True
         return info
 
-    def wrote(self, rows: int) -> None:
-        """Count chunk rows written; on Milvus Lite, seal them into an indexed segment
-        every :data:`LITE_FLUSH_ROWS` (a server seals segments itself)."""
+    def wrote(self, collection: str, rows: int) -> None:
+        """Count rows written to one of the two collections; on Milvus Lite, seal them
+        into an indexed segment every :data:`LITE_FLUSH_ROWS` (a server seals segments
+        itself)."""
         if not self.lite:
             return
-        self._unsealed += rows
-        if self._unsealed >= LITE_FLUSH_ROWS:
-            self.call("flushing", "flush", self.chunks)
-            self._unsealed = 0
+        unsealed = self._unsealed.get(collection, 0) + rows
+        if unsealed >= LITE_FLUSH_ROWS:
+            self.call("flushing", "flush", collection)
+            unsealed = 0
+        self._unsealed[collection] = unsealed
 
     def drop(self) -> bool:
         existed = False

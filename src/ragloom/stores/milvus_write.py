@@ -102,7 +102,7 @@ class MilvusWriter:
             rows = self._rows(entries)
             touched = self._document_ids_of([row["id"] for row in rows])
             self.db.call("writing", "upsert", self.db.chunks, rows)
-            self.db.wrote(len(rows))
+            self.db.wrote(self.db.chunks, len(rows))
             self.recount(touched | {row["document_id"] for row in rows})
 
     def delete_chunks(self, expression: str) -> tuple[int, set[str]]:
@@ -168,11 +168,12 @@ class MilvusWriter:
             doomed = sorted({row["id"] for row in old} | set(ids))
             if rows:
                 self.db.call("writing", "upsert", self.db.chunks, rows)
-                self.db.wrote(len(rows))
+                self.db.wrote(self.db.chunks, len(rows))
             stale = ids_expression("document_id", doomed)
             if rows:
                 stale += f" and not ({ids_expression('id', [row['id'] for row in rows])})"
-            self.delete_chunks(stale)
+            # By expression: one call (and one scan on Milvus Lite), not a query first.
+            self.db.call("deleting", "delete", self.db.chunks, filter=stale)
             others = sorted(set(doomed) - set(ids))
             if others:
                 self.db.call("deleting", "delete", self.db.documents,
@@ -183,6 +184,7 @@ class MilvusWriter:
                           "settings": settings, "metadata": plain(dict(document.metadata)),
                           "chunk_count": len({entry.id for entry in entries})}}
                 for document, entries in items])
+            self.db.wrote(self.db.documents, len(items))
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         with self.db.lock:

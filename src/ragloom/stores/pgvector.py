@@ -30,7 +30,7 @@ to share between threads.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, ClassVar
 
 import numpy as np
@@ -202,10 +202,14 @@ class PgVectorStore(ServerStore):
         return tuple(row) if row is not None else None
 
     @contextmanager
-    def _writing(self, *, create: bool = True) -> Iterator[tuple[Any, tuple[Any, ...] | None]]:
+    def _writing(self, *, create: bool = True, pipeline: bool = False
+                 ) -> Iterator[tuple[Any, tuple[Any, ...] | None]]:
         """A transaction holding the collection's row lock; the generation moves on
-        when it commits with a collection."""
-        with self._conn() as conn, conn.transaction():
+        when it commits with a collection. With ``pipeline``, statements whose results
+        are not read are sent without waiting (psycopg's pipeline mode): a document
+        replacement is three round trips, not ten."""
+        with self._conn() as conn, conn.pipeline() if pipeline else nullcontext(), \
+                conn.transaction():
             collection = self._collection(conn, create=create, lock=True)
             yield conn, collection
             if collection is not None:
@@ -301,7 +305,7 @@ class PgVectorStore(ServerStore):
             writes.append(DocumentWrite(document, entries, self._dense(entries)))
         if not writes:
             return
-        with self._writing() as (conn, collection):
+        with self._writing(pipeline=True) as (conn, collection):
             assert collection is not None
             self._check_dimensions(conn, collection, [v for w in writes for v in w.vectors])
             batches = [writes] if independent(writes) else [[w] for w in writes]

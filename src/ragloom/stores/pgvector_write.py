@@ -51,6 +51,25 @@ _DELETE = """
         WHERE id = %s)
     SELECT (SELECT COUNT(*) FROM gone), ARRAY(SELECT DISTINCT document_id FROM gone)"""
 
+# The chunks of the replaced documents, and chunks elsewhere with the new chunks' ids
+# (their documents' counts drop), then the replaced documents' records.
+_REPLACE = """
+    WITH gone AS (
+        DELETE FROM ragloom_chunks c WHERE c.collection_id = %(cid)s
+            AND (c.document_id = ANY(%(doomed)s) OR c.id = ANY(%(ids)s))
+        RETURNING c.document_id, c.term_count),
+    totals AS (
+        UPDATE ragloom_collections
+        SET chunk_total = chunk_total - (SELECT COUNT(*) FROM gone),
+            length_total = length_total - (SELECT COALESCE(SUM(term_count), 0) FROM gone)
+        WHERE id = %(cid)s),
+    moved AS (
+        UPDATE ragloom_documents d SET chunk_count = d.chunk_count - g.n
+        FROM (SELECT document_id, COUNT(*) AS n FROM gone GROUP BY document_id) g
+        WHERE d.collection_id = %(cid)s AND d.id = g.document_id
+          AND NOT d.id = ANY(%(doomed)s))
+    DELETE FROM ragloom_documents WHERE collection_id = %(cid)s AND id = ANY(%(doomed)s)"""
+
 _INSERT_DOCUMENTS = """
     INSERT INTO ragloom_documents (collection_id, id, source, content_hash, settings,
                                    metadata, chunk_count, created, updated)
@@ -84,6 +103,12 @@ def insert_chunks(conn: Any, cid: int, entries: Sequence[VectorEntry], vectors: 
     upserts would); returns (documents that lost a chunk, documents written)."""
     latest = {entry.id: (entry, vector) for entry, vector in zip(entries, vectors, strict=True)}
     _, lost = delete_chunks(conn, cid, "c.id = ANY(%s)", [list(latest)])
+    _insert_new(conn, cid, latest)
+    return lost, {entry.chunk.document_id for entry, _ in latest.values()}
+
+
+def _insert_new(conn: Any, cid: int, latest: Mapping[str, tuple[VectorEntry, Any]]) -> None:
+    """Insert chunks whose ids the collection does not hold, with their postings."""
     columns: list[list[Any]] = [[] for _ in range(10)]
     postings: list[list[Any]] = [[], [], []]
     length_total = 0
@@ -102,7 +127,6 @@ def insert_chunks(conn: Any, cid: int, entries: Sequence[VectorEntry], vectors: 
             postings[1].append(term)
             postings[2].append(tf)
     conn.execute(_INSERT, (cid, *columns, cid, *postings, len(latest), length_total, cid))
-    return lost, {entry.chunk.document_id for entry, _ in latest.values()}
 
 
 def recount(conn: Any, cid: int, documents: set[str]) -> None:
@@ -151,22 +175,18 @@ def replace_documents(conn: Any, cid: int, writes: Sequence[DocumentWrite], sett
         "AND (source = ANY(%s) OR id = ANY(%s))", (cid, sources, ids)).fetchall()
     created = _earliest(old, sources, ids)
     doomed = sorted({row[0] for row in old} | set(ids))
-    delete_chunks(conn, cid, "c.document_id = ANY(%s)", [doomed])
-    conn.execute("DELETE FROM ragloom_documents WHERE collection_id = %s AND id = ANY(%s)",
-                 (cid, doomed))
-    entries = [entry for w in writes for entry in w.entries]
-    vectors = [vector for w in writes for vector in w.vectors]
-    lost: set[str] = set()
-    if entries:
-        lost, _ = insert_chunks(conn, cid, entries, vectors)
+    latest = {entry.id: (entry, vector) for w in writes
+              for entry, vector in zip(w.entries, w.vectors, strict=True)}
+    # No result is read from here on: in pipeline mode the rest goes in one round trip.
+    conn.execute(_REPLACE, {"cid": cid, "doomed": doomed, "ids": list(latest)})
+    if latest:
+        _insert_new(conn, cid, latest)
     conn.execute(_INSERT_DOCUMENTS, (
         cid, settings, ids, sources,
         [str(w.document.metadata.get("content_hash", "")) for w in writes],
         [to_jsonb_text(plain(dict(w.document.metadata))) for w in writes],
         [len({entry.id for entry in w.entries}) for w in writes],
         [created.get(i) for i in range(len(writes))]))
-    # Chunks moved here from other documents by id: those documents' counts change.
-    recount(conn, cid, lost - set(doomed))
 
 
 def _earliest(old: Sequence[Any], sources: Sequence[str], ids: Sequence[str]
