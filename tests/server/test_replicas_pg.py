@@ -196,6 +196,20 @@ def test_native_objects_made_on_a_are_read_searched_and_deleted_on_b(cluster: Cl
                       ).status_code == 404
 
 
+def test_the_same_document_sent_to_both_replicas_is_stored_once(cluster: Cluster) -> None:
+    with cluster.a.client(cluster.key1) as a, cluster.b.client(cluster.key1) as b:
+        kb = a.post("/api/knowledge-bases", json={"name": "twice"}).json()
+        body = {"text": _text(7).decode(), "source": "same.txt"}
+        jobs = [client.post("/api/knowledge-bases/twice/documents/text", json=body).json()
+                for client in (a, b, a, b)]
+        done = [_wait(b, f"/api/jobs/{job['id']}") for job in jobs]
+        assert [(job["status"], job["error"]) for job in done] == [("completed", None)] * 4
+        info = b.get(f"/api/knowledge-bases/{kb['id']}").json()
+        assert info["document_count"] == 1
+        [document] = a.get(f"/api/knowledge-bases/{kb['id']}/documents").json()["data"]
+        assert document["chunk_count"] == info["chunk_count"]
+
+
 def _upload(client: httpx.Client, name: str, data: bytes) -> str:
     response = client.post("/v1/files", files={"file": (name, data, "text/plain")},
                            data={"purpose": "assistants"})

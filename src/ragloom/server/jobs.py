@@ -242,6 +242,14 @@ class JobQueue:
                                "status = 'in_progress'", (now() + self.lease_seconds,
                                                           self.owner))
 
+    def release(self, jobs: Sequence[Job]) -> None:
+        """Give jobs back (this process did not run them): the next claim takes them."""
+        with self.db.transaction() as conn:
+            conn.executemany("UPDATE jobs SET lease_owner = NULL, lease_until = NULL "
+                             "WHERE id = ? AND lease_owner = ?",
+                             [(job.id, self.owner) for job in jobs])
+        self.wakeup.set()
+
     def release_all_leases(self) -> int:
         """Free every lease: for a server that is the only user of its database."""
         return self.db.execute("UPDATE jobs SET lease_owner = NULL, lease_until = NULL "
@@ -415,6 +423,7 @@ class JobWorker:
         knowledge_base = self.catalog.open(record)
         outcomes: list[tuple[Job, str, str | None, str | None, dict[str, Any]]] = []
         by_source: dict[str, Job] = {}
+        deferred: list[Job] = []
         documents: list[TextDocument] = []
         for job in jobs:
             try:
@@ -423,6 +432,11 @@ class JobWorker:
                 docs, problem = [], str(exc)
             if problem is not None:
                 outcomes.append((job, "failed", failure_reason(problem), problem, {}))
+                continue
+            if any(document.source in by_source for document in docs):
+                # The same source twice in one group (sent twice, to one replica or two):
+                # the later job runs in the next group, so each reports its own outcome.
+                deferred.append(job)
                 continue
             for document in docs:
                 by_source[document.source] = job
@@ -444,13 +458,15 @@ class JobWorker:
             knowledge_base.pipeline().run(documents, progress=progress)
         failed = {job.id for job, *_ in outcomes}
         for job in jobs:
-            if job.id in failed:
+            if job.id in failed or job in deferred:
                 continue
             if not results[job.id]["documents"]:
                 outcomes.append((job, "failed", "invalid_file", "no text to index", {}))
             else:
                 outcomes.append((job, "completed", None, None, results[job.id]))
         self.queue.finish(outcomes)
+        if deferred:
+            self.queue.release(deferred)
         if self.on_finish is not None:
             for _job, status, *_ in outcomes:
                 self.on_finish(status)
