@@ -74,6 +74,10 @@ def serve_command(
 
         resolved = settings_for(embedder=embedder, llm=llm, fallback_llm=fallback_llm)
         location = resolve_location(db)
+        if location.kind not in ("sqlite", "postgresql"):
+            fail(f"ragloom serve keeps its state in SQLite (--db FOLDER) or PostgreSQL (--db "
+                 f"postgresql://USER@HOST/DBNAME), not in {location.kind}; copy the knowledge "
+                 "bases with ragloom migrate --from URL --to postgresql://...", 2)
         # PostgreSQL: every replica on that database serves the same tenants and data.
         database_url = (db or str(resolved.db)) if location.kind == "postgresql" else None
         settings = ServerSettings(
