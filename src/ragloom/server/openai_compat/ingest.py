@@ -1,10 +1,11 @@
 """Attaching files to vector stores in the background.
 
 A POST answers at once with ``in_progress``; :class:`VectorStoreIngestor` runs one
-worker thread that takes every waiting file (up to ``batch`` at a time), parses
-them, and embeds their chunks together, so a batch of small files fills the
-embedder's batches instead of embedding a few chunks per call. Each file then moves
-to ``completed`` or to ``failed`` with ``last_error`` (``unsupported_file``,
+worker thread that takes every waiting file (up to ``batch`` at a time) and ingests
+those of one vector store as one stream (:mod:`.attach`): files are parsed on a
+reader thread while the chunks of the files before them are embedded, in batches of
+chunks that span files. Each file moves to ``completed`` as soon as its documents
+are stored, or to ``failed`` with ``last_error`` (``unsupported_file``,
 ``invalid_file``, ``server_error``).
 
 The status lives in SQLite, so files still ``in_progress`` when the server stopped
@@ -30,13 +31,13 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
 from ragloom.loaders.detect import detect_format
 from ragloom.loaders.files import default_parser, parse_to_results
+from ragloom.server.openai_compat.attach import EMBED_BATCH, AttachStream
 from ragloom.server.openai_compat.chunking import chunker_for
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.db import MetaDB, dumps
@@ -46,30 +47,19 @@ from ragloom.types import TextDocument
 log = logging.getLogger("ragloom.server.openai.ingest")
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    vs_id: str
-    file_id: str
-    chunking: str
-    documents: list[TextDocument]
-    size: int
-
-
 def error_code(reason: str) -> str:
     if "unknown type" in reason or "unsupported format" in reason:
         return "unsupported_file"
     return "invalid_file"
 
 
-#: Formats parsed in a separate process with a time and memory limit (their parsers
-#: are large libraries working on untrusted bytes); text formats parse in-process.
-ISOLATED_FORMATS = frozenset({"pdf", "docx", "pptx", "xlsx", "zip"})
-
-
 def _parse(data: bytes, filename: str, base: dict[str, Any],
            worker: ParseWorker | None) -> tuple[list[LoadResult], str]:
-    """Load results and the source prefix they carry."""
-    if worker is None or detect_format(data, filename) not in ISOLATED_FORMATS:
+    """Load results and the source prefix they carry. With a worker, only what it
+    would read in-process (plain text, CSV, JSON, small) is parsed here; PDF, Office,
+    HTML, Markdown and the rest go to its bounded process."""
+    if worker is None or (len(data) <= worker.options.in_process_bytes and detect_format(
+            data, filename, base["mime_type"]) in worker.options.in_process_formats):
         return parse_to_results(data, filename, base, default_parser(),
                                 base["mime_type"]), filename
     with tempfile.TemporaryDirectory(prefix="ragloom-oai-") as folder:
@@ -108,7 +98,7 @@ def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str,
 
 class VectorStoreIngestor:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections, *,
-                 batch: int = 64, lease_seconds: float = 30.0) -> None:
+                 batch: int = 512, lease_seconds: float = 30.0) -> None:
         self.db = db
         self.collections = collections
         self.batch = batch
@@ -213,7 +203,7 @@ class VectorStoreIngestor:
             (vs_id, file_id))
 
     def _process(self, items: list[tuple[str, str]]) -> None:
-        groups: dict[tuple[str, str], list[_Parsed]] = defaultdict(list)
+        groups: dict[tuple[str, str], list[tuple[str, Any]]] = defaultdict(list)
         for vs_id, file_id in dict.fromkeys(items):
             row = self._pending(vs_id, file_id)
             if row is None:
@@ -223,39 +213,44 @@ class VectorStoreIngestor:
                 if missing is not None:  # linked, but the file itself was deleted
                     self._finish(vs_id, file_id, "invalid_file", "the file was deleted")
                 continue
-            data = file_bytes(self.db, file_id)
-            if self._worker is None:
-                self._worker = ParseWorker(ParseOptions())
-            documents, reason = documents_of(file_id, row["filename"], data,
-                                             json.loads(row["attributes"]), self._worker)
-            if not documents:
-                self._finish(vs_id, file_id, error_code(reason), reason)
-                continue
-            groups[(vs_id, row["chunking"])].append(
-                _Parsed(vs_id, file_id, row["chunking"], documents, len(data)))
-        for (vs_id, chunking), parsed in groups.items():
-            self._ingest(vs_id, json.loads(chunking), parsed)
+            groups[(vs_id, row["chunking"])].append((file_id, row))
+        for (vs_id, chunking), files in groups.items():
+            self._ingest(vs_id, json.loads(chunking), files)
 
-    def _ingest(self, vs_id: str, chunking: dict[str, Any], parsed: list[_Parsed]) -> None:
+    def _load(self, vs_id: str, file_id: str, row: Any) -> tuple[list[TextDocument], int] | None:
+        """A file's documents and size (on the pipeline's reader thread), or None once
+        its failure is recorded."""
+        data = file_bytes(self.db, file_id)
+        if self._worker is None:
+            self._worker = ParseWorker(ParseOptions())
+        documents, reason = documents_of(file_id, row["filename"], data,
+                                         json.loads(row["attributes"]), self._worker)
+        if not documents:
+            self._finish(vs_id, file_id, error_code(reason), reason)
+            return None
+        return documents, len(data)
+
+    def _ingest(self, vs_id: str, chunking: dict[str, Any],
+                files: list[tuple[str, Any]]) -> None:
+        """The files of one vector store as one stream (see :mod:`.attach`)."""
         kb = self.collections.knowledge_base(
             vs_id, chunker_for(chunking, self.collections.embedder))
+        stream = AttachStream(
+            files, load=lambda file_id, row: self._load(vs_id, file_id, row),
+            finish=lambda file_id, *args, **kwargs: self._finish(vs_id, file_id, *args,
+                                                                 **kwargs))
         try:
-            report = kb.ingest([d for p in parsed for d in p.documents])
+            kb.pipeline(batch_size=EMBED_BATCH).run(
+                stream.documents(), progress=stream.progress, read_ahead=True)
         except Exception as exc:
-            if len(parsed) > 1:  # find the file at fault; the others still go in
-                for one in parsed:
+            left = stream.unfinished()
+            if len(files) > 1:  # find the file at fault; the others still go in
+                for one in left:
                     self._ingest(vs_id, chunking, [one])
                 return
-            log.exception("ingesting %s failed", parsed[0].file_id)
-            self._finish(vs_id, parsed[0].file_id, "server_error", str(exc))
-            return
-        skipped = dict(report.skipped)
-        for item in parsed:
-            reasons = [skipped[d.source] for d in item.documents if d.source in skipped]
-            if reasons and len(reasons) == len(item.documents):
-                self._finish(vs_id, item.file_id, "invalid_file", reasons[0])
-            else:
-                self._finish(vs_id, item.file_id, None, "", usage=item.size)
+            log.exception("ingesting %s failed", files[0][0])
+            for file_id, _row in left:
+                self._finish(vs_id, file_id, "server_error", str(exc))
 
     def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
                 usage: int = 0) -> None:
