@@ -192,6 +192,7 @@ def main() -> None:
 
     import openai
 
+    load_before = os.getloadavg()
     docs, queries = load(args.docs, args.queries)
     folder = tempfile.mkdtemp(prefix="ragloom-bench-oai-")
     port = free_port()
@@ -226,14 +227,15 @@ def main() -> None:
 
     result = {
         "docs": len(docs), "queries": len(queries), "cpu_count": os.cpu_count(),
-        "load_avg": os.getloadavg(), "upload_s": round(upload_s, 2),
+        "load_avg_start": load_before, "load_avg": os.getloadavg(), "upload_s": round(upload_s, 2),
         "attach_s": round(attach_s, 2), "attach_docs_per_s": round(len(docs) / attach_s, 1),
         "upload_and_attach_docs_per_s": round(len(docs) / (upload_s + attach_s), 1),
         "modes": modes, "library": lib, "ogx": OGX,
     }
     ratio_ingest = result["attach_docs_per_s"] / OGX["attach_docs_per_s"]
     print(f"\n{len(docs)} SciFact abstracts through the official client "
-          f"(load avg {result['load_avg'][0]:.1f} on {os.cpu_count()} cores)\n")
+          f"(load avg {load_before[0]:.1f} at the start, {result['load_avg'][0]:.1f} at the "
+          f"end, on {os.cpu_count()} cores)\n")
     print(f"upload {upload_s:.1f} s; attach {attach_s:.1f} s = "
           f"{result['attach_docs_per_s']} docs/s (OGX {OGX['attach_docs_per_s']:.2f}; "
           f"{ratio_ingest:.1f}x); the library alone in this run: "
