@@ -455,7 +455,9 @@ class JobWorker:
             entry["chunks"] += event.chunks
 
         if documents:
-            knowledge_base.pipeline().run(documents, progress=progress)
+            # Split on a reader thread and store while the next batch embeds.
+            knowledge_base.pipeline(batch_size=256).run(documents, progress=progress,
+                                                         read_ahead=True)
         failed = {job.id for job, *_ in outcomes}
         for job in jobs:
             if job.id in failed or job in deferred:
