@@ -8,9 +8,9 @@ a temporary folder, then measures in one process:
 
 1. raw: ``embedder.embed_documents`` over every chunk text (the same splitter and
    model as the pipeline; no files, no store);
-2. end to end: ``IngestionPipeline.run_paths`` on the folder (hash, parse in the
-   worker process, split, embed, store in SQLite), then one search to show it is
-   searchable;
+2. end to end: ``IngestionPipeline.run_paths`` on the folder (hash, parse (plain
+   text in-process), split on the reader thread, embed, store in SQLite while the
+   next batch embeds), then one search to show it is searchable;
 3. re-run on the unchanged folder.
 
 Prints a table and writes bench/results/ingest_scifact.json.
