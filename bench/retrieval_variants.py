@@ -112,8 +112,10 @@ FUSIONS: dict[str, Callable[[Pairs, Pairs, Pairs], list[Fused]]] = {
         d, r, None),
     "theoretical min-max, BM25 values, 100 per side": lambda d, c, r: _bm25_values(
         d[:100], r[:100], None),
-    "theoretical min-max, contract scores": lambda d, c, r: fuse_hybrid(
+    "theoretical min-max, default ranker (BM25 values)": lambda d, c, r: fuse_hybrid(
         d, c, ranker="weighted", cut=(False, False)),
+    "theoretical min-max, contract scores": lambda d, c, r: weighted_fusion(
+        [d, c], [0.5, 0.5], floors=[VECTOR_FLOOR, KEYWORD_FLOOR], cut=[False, False]),
     "theoretical min-max (cos -1, bm25 0), BM25 values": lambda d, c, r: _bm25_values(
         d, r, None, (0.0, 0.0)),
 }

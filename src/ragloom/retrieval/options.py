@@ -25,8 +25,9 @@ class SearchOptions:
     "zscore"}`` or ``"none"`` change that).
 
     The default ranker, weighted with alpha 0.5, was chosen by measurement: on BEIR
-    SciFact with the bundled MiniLM it gave nDCG@10 0.729 against RRF's 0.718
-    (docs/retrieval.md has the full table); 0.5 is the neutral weight, not a fit.
+    SciFact with the bundled MiniLM it gives nDCG@10 0.730 against RRF's 0.720
+    (min-max over the keyword side's BM25 values; docs/retrieval.md has the full
+    table); 0.5 is the neutral weight, not a fit.
     """
 
     mode: SearchMode = "hybrid"
