@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragloom.embeddings.query_memo import QueryMemo
 from ragloom.evaluation.beir import BeirDataset
 from ragloom.evaluation.metrics import mean, mrr_at_k, ndcg_at_k, recall_at_k
 from ragloom.protocols import Chunker, EmbeddingProvider, VectorStore
 from ragloom.retrieval.documents import documents_from_matches
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
-from ragloom.types import Embedding
 
 #: Chunks fetched per query: enough to fill 100 documents at ~2-3 chunks each.
 CHUNK_DEPTH = 300
@@ -74,30 +74,6 @@ def default_configs(
     return configs
 
 
-class _QueryMemo:
-    """Embeds each query once across configurations (evaluation only)."""
-
-    def __init__(self, embedder: EmbeddingProvider) -> None:
-        self.embedder = embedder
-        self._memo: dict[str, Embedding] = {}
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    @property
-    def dimension(self) -> int:
-        return self.embedder.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        return self.embedder.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Embedding:
-        if text not in self._memo:
-            self._memo[text] = self.embedder.embed_query(text)
-        return self._memo[text]
-
-
 def ingest_dataset(
     dataset: BeirDataset,
     store: VectorStore,
@@ -142,7 +118,7 @@ def evaluate(
     """Search every judged query with each configuration over an ingested store."""
     base = base or SearchOptions()
     queries = dataset.judged_queries(limit_queries)
-    memo = _QueryMemo(embedder)
+    memo = QueryMemo(embedder)
     rows: list[EvalRow] = []
     for config in configs or default_configs():
         changes: dict[str, Any] = {"mode": config.mode, **config.options}

@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragloom.embeddings.query_memo import QueryMemo
 from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.server.openai_compat.errors import bad_request
-from ragloom.types import Embedding, QueryMatch
+from ragloom.types import QueryMatch
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
 FILE_KEYS = ("file_id", "filename")
@@ -192,34 +192,9 @@ def group_by_file(matches: Sequence[QueryMatch], limit: int,
     return list(hits.values())[:limit]
 
 
-class QueryOnce:
-    """An embedder that embeds each query text once for the length of one request:
-    the passes of a search (and the knowledge bases of one question) share it.
-
-    Made per request and dropped with it, so no search is answered from another's
-    work; documents are passed through.
-    """
-
-    def __init__(self, embedder: EmbeddingProvider) -> None:
-        self.embedder = embedder
-        self._queries: dict[str, Embedding] = {}
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    @property
-    def dimension(self) -> int:
-        return self.embedder.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        return self.embedder.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Embedding:
-        found = self._queries.get(text)
-        if found is None:
-            found = self._queries[text] = self.embedder.embed_query(text)
-        return found
+# The passes of one search (and the knowledge bases of one question) share one query
+# embedding; made per request and dropped with it.
+QueryOnce = QueryMemo
 
 
 def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
