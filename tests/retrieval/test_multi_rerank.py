@@ -106,3 +106,25 @@ def test_documents_from_matches_ranks_documents_by_their_best_chunk() -> None:
     assert [d.chunks for d in found] == [2, 2, 1]
     assert [d.key for d in documents_from_matches(found and [match(2, 0, 0.5)], 1)] == ["src2"]
     assert len(documents_from_matches([match(0, 0, 0.9), match(1, 0, 0.8)], top_n=1)) == 1
+
+
+@pytest.mark.parametrize("ranker", ["rrf", "weighted"])
+@pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid"])
+@pytest.mark.parametrize("top_k", [1, 5, 12])
+def test_one_knowledge_base_gives_what_the_deep_search_gives(
+        ranker: str, mode: str, top_k: int) -> None:
+    # One target reads back top_k + 1 chunks, not every candidate's; beside an empty
+    # knowledge base (which takes the deep path) the answer must be the same, ties
+    # at the cut included (the hashing embedder ties many of these texts).
+    embedder = HashingEmbedder(32)
+    texts = [f"gene {'therapy ' * (i % 4)}note {i % 7} {'virus' if i % 3 else 'brain'}"
+             for i in range(40)]
+    papers = kb(texts, embedder, "p")
+    empty = InMemoryVectorStore()
+    options = SearchOptions(top_k=top_k, mode=mode, ranker=ranker)  # type: ignore[arg-type]
+    alone = search_many([("papers", papers, embedder)], "gene therapy virus", options)
+    beside = search_many([("papers", papers, embedder), ("empty", empty, embedder)],
+                         "gene therapy virus", options)
+    assert len(alone.matches) == top_k
+    assert [(m.chunk.id, round(m.score, 12), m.knowledge_base) for m in alone.matches] == [
+        (m.chunk.id, round(m.score, 12), m.knowledge_base) for m in beside.matches]

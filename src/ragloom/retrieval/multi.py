@@ -38,9 +38,11 @@ def search_many(
     if len(set(names)) != len(names):
         raise QueryError(f"knowledge base names must be distinct, got {names}")
     depth = max(options.candidates, options.top_k)
-    per_kb = options.with_(top_k=depth)
-    results = [search(store, embedder, query, per_kb, knowledge_base=name)
-               for name, store, embedder in targets]
+    results = _one_knowledge_base(targets[0], query, options) if len(targets) == 1 else None
+    if results is None:
+        per_kb = options.with_(top_k=depth)
+        results = [search(store, embedder, query, per_kb, knowledge_base=name)
+                   for name, store, embedder in targets]
     merged = _merge([r.matches for r in results], options)
     if options.score_threshold is not None:
         merged = [m for m in merged if m.score >= options.score_threshold]
@@ -48,6 +50,21 @@ def search_many(
                if r.notice]
     return SearchResult(merged[: options.top_k], degraded=any(r.degraded for r in results),
                         notice="; ".join(notices))
+
+
+def _one_knowledge_base(
+    target: Target, query: str, options: SearchOptions
+) -> list[SearchResult] | None:
+    """One knowledge base's results, reading back ``top_k + 1`` chunks, not every
+    candidate's: its ranking is a prefix of the deeper one, and one extra result shows
+    whether ties at the cut could reach further down (then None: search deeper)."""
+    name, store, embedder = target
+    result = search(store, embedder, query, options.with_(top_k=options.top_k + 1),
+                    knowledge_base=name)
+    matches = result.matches
+    if len(matches) > options.top_k and matches[options.top_k - 1].score == matches[-1].score:
+        return None
+    return [result]
 
 
 def _key(match: QueryMatch) -> str:
