@@ -8,18 +8,15 @@ read API keys from the environment without ever echoing them.
 from __future__ import annotations
 
 import email.utils
-import importlib
 import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from types import ModuleType
 from typing import Any
 
 from ragloom.errors import (
     AuthenticationError,
     BadResponseError,
-    MissingDependencyError,
     ModelNotFoundError,
     ProviderConnectionError,
     ProviderError,
@@ -31,14 +28,6 @@ DEFAULT_TIMEOUT = 60.0
 # OpenAI-compatible local servers (vLLM, llama.cpp, LM Studio) ignore the key, but
 # the SDK refuses to start without one.
 PLACEHOLDER_KEY = "not-needed"
-
-
-def require(module: str, *, package: str, extra: str, purpose: str) -> ModuleType:
-    """Import an optional SDK, or say which extra installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingDependencyError(package, extra, purpose) from exc
 
 
 def env_value(names: Sequence[str]) -> str | None:

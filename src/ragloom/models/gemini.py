@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragloom._optional import require
 from ragloom.errors import AuthenticationError, ProviderError
 from ragloom.models import attachments
-from ragloom.models._http import DEFAULT_TIMEOUT, env_value, header, require, sdk_error
+from ragloom.models._http import DEFAULT_TIMEOUT, env_value, header, sdk_error
 from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents
 from ragloom.protocols import as_messages
 from ragloom.types import BinaryDocument, ChatMessage, Tool, ToolCall, Usage

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragloom._optional import require
 from ragloom.errors import ProviderError
 from ragloom.models import attachments
-from ragloom.models._http import DEFAULT_TIMEOUT, bad_response, env_value, require, sdk_error
+from ragloom.models._http import DEFAULT_TIMEOUT, bad_response, env_value, sdk_error
 from ragloom.models._remote import ProviderBound, RemoteChatModel, StreamEnd, StreamEvents
 from ragloom.protocols import as_messages
 from ragloom.types import ChatMessage, Tool, ToolCall, Usage

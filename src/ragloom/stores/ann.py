@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.errors import MissingDependencyError
+from ragloom._optional import require
 
 Vector = npt.NDArray[np.float32]
 
@@ -56,11 +56,8 @@ class AnnSettings:
 
 
 def _hnswlib() -> Any:
-    try:
-        import hnswlib
-    except ImportError as exc:
-        raise MissingDependencyError("hnswlib", "ann", "the approximate vector index") from exc
-    return hnswlib
+    return require("hnswlib", package="hnswlib", extra="ann",
+                   purpose="the approximate vector index")
 
 
 class HnswSidecar:

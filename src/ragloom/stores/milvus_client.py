@@ -13,7 +13,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ragloom.errors import MissingDependencyError, StoreError
+from ragloom._optional import require
+from ragloom.errors import StoreError
 from ragloom.stores.milvus_schema import chunks_schema, collection_names, documents_schema
 
 INFO_ID = "#collection"
@@ -26,11 +27,7 @@ NO_VECTOR = [0.0, 0.0]
 
 
 def pymilvus_module() -> Any:
-    try:
-        import pymilvus
-    except ImportError as exc:
-        raise MissingDependencyError("pymilvus", "milvus", "the Milvus store") from exc
-    return pymilvus
+    return require("pymilvus", package="pymilvus", extra="milvus", purpose="the Milvus store")
 
 
 class MilvusCollections:

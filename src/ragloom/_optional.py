@@ -1,0 +1,16 @@
+"""Optional dependencies: import one, or say which extra installs it."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ragloom.errors import MissingDependencyError
+
+
+def require(module: str, *, package: str, extra: str, purpose: str) -> ModuleType:
+    """Import ``module``, or raise :class:`MissingDependencyError` naming ``extra``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(package, extra, purpose) from exc
