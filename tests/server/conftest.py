@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serving import free_port, start_uvicorn
+from tests.serving import free_port, start_uvicorn, wait_done
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -60,22 +59,12 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     server.stop()
 
 
-def _wait_done(client: httpx.Client, path: str, timeout: float) -> dict[str, Any]:
-    """The job or batch at ``path`` once it is no longer in progress (or at ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        item: dict[str, Any] = client.get(path).json()
-        if item["status"] != "in_progress" or time.monotonic() > deadline:
-            return item
-        time.sleep(0.05)
-
-
 def wait_job(client: httpx.Client, job_id: str, timeout: float = 30) -> dict[str, Any]:
-    return _wait_done(client, f"/api/jobs/{job_id}", timeout)
+    return wait_done(client, f"/api/jobs/{job_id}", timeout)
 
 
 def wait_batch(client: httpx.Client, batch_id: str, timeout: float = 60) -> dict[str, Any]:
-    return _wait_done(client, f"/api/batches/{batch_id}", timeout)
+    return wait_done(client, f"/api/batches/{batch_id}", timeout)
 
 
 def sse_events(text: str) -> list[tuple[str, Any]]:

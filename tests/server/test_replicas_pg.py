@@ -15,18 +15,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
+
+from tests.serving import free_port, launch_ragloom_serve, wait_done, wait_ready
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -34,12 +34,6 @@ pytest.importorskip("uvicorn")
 LEASE = 2.0  # seconds: short, so a killed replica's jobs move quickly
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
          "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -59,31 +53,13 @@ class Replica:
 
 
 def _launch(db_url: str, name: str, folder: Path) -> Replica:
-    port = _free_port()
+    port = free_port()
     log = folder / f"{name}.log"
-    command = [sys.executable, "-m", "ragloom", "serve", "--db", db_url, "--port", str(port),
-               "--embedder", "fake:hashing-64", "--llm", "fake:echo", "--rate-limit", "0",
-               "--job-lease", str(LEASE)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with log.open("ab") as handle:
-        process = subprocess.Popen(command, cwd=folder, env=env, stdout=handle,
-                                   stderr=subprocess.STDOUT)
+    process = launch_ragloom_serve(
+        db_url, port, log, "--embedder", "fake:hashing-64", "--llm", "fake:echo",
+        "--rate-limit", "0", "--job-lease", str(LEASE), cwd=folder,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
     return Replica(name, port, process, log)
-
-
-def _wait_ready(replica: Replica, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{replica.url}/ready", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if replica.process.poll() is not None:
-            break
-        time.sleep(0.1)
-    replica.process.kill()
-    raise RuntimeError(f"replica {replica.name} did not start:\n{replica.log.read_text()}")
 
 
 def _stop(replica: Replica) -> None:
@@ -139,21 +115,12 @@ def cluster(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
         database.close()
     a, b = _launch(db_url, "a", folder), _launch(db_url, "b", folder)
     try:
-        _wait_ready(a)
-        _wait_ready(b)
+        wait_ready(a.port, a.process, a.log)
+        wait_ready(b.port, b.process, b.log)
         yield Cluster(db_url, folder, a, b, key1, key2)
     finally:
         _stop(a)
         _stop(b)
-
-
-def _wait(client: httpx.Client, path: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        item: dict[str, Any] = client.get(path).json()
-        if item["status"] != "in_progress" or time.monotonic() > deadline:
-            return item
-        time.sleep(0.1)
 
 
 def _text(number: int, words: int = 300) -> bytes:
@@ -175,7 +142,7 @@ def test_native_objects_made_on_a_are_read_searched_and_deleted_on_b(cluster: Cl
         job = a.post("/api/knowledge-bases/shared/documents/text",
                      json={"text": "The unpaid lunch break is 30 minutes.",
                            "source": "policy.txt"}).json()
-        assert _wait(b, f"/api/jobs/{job['id']}")["status"] == "completed"
+        assert wait_done(b, f"/api/jobs/{job['id']}", 60)["status"] == "completed"
         assert b.get(f"/api/knowledge-bases/{kb['id']}").json()["document_count"] == 1
         found = b.post("/api/search", json={"query": "lunch break",
                                             "knowledge_bases": ["shared"]}).json()
@@ -202,7 +169,7 @@ def test_the_same_document_sent_to_both_replicas_is_stored_once(cluster: Cluster
         body = {"text": _text(7).decode(), "source": "same.txt"}
         jobs = [client.post("/api/knowledge-bases/twice/documents/text", json=body).json()
                 for client in (a, b, a, b)]
-        done = [_wait(b, f"/api/jobs/{job['id']}") for job in jobs]
+        done = [wait_done(b, f"/api/jobs/{job['id']}", 60) for job in jobs]
         assert [(job["status"], job["error"]) for job in done] == [("completed", None)] * 4
         info = b.get(f"/api/knowledge-bases/{kb['id']}").json()
         assert info["document_count"] == 1
@@ -226,7 +193,7 @@ def test_openai_objects_and_a_batch_cross_replicas(cluster: Cluster) -> None:
         store = a.post("/v1/vector_stores", json={"name": "team"}).json()
         batch = a.post(f"/v1/vector_stores/{store['id']}/file_batches",
                        json={"file_ids": ids}).json()
-        done = _wait(b, f"/v1/vector_stores/{store['id']}/file_batches/{batch['id']}")
+        done = wait_done(b, f"/v1/vector_stores/{store['id']}/file_batches/{batch['id']}", 60)
         assert done["status"] == "completed"
         assert done["file_counts"] == {"in_progress": 0, "completed": files, "failed": 0,
                                        "cancelled": 0, "total": files}
@@ -263,7 +230,7 @@ def test_tenant_two_gets_404_for_tenant_one_ids_on_both_replicas(cluster: Cluste
         job = a.post("/api/knowledge-bases/private/documents/text",
                      json={"text": "secret plans", "source": "s.txt"}).json()
         session = a.post("/api/sessions", json={"knowledge_bases": ["private"]}).json()
-        _wait(a, f"/api/jobs/{job['id']}")
+        wait_done(a, f"/api/jobs/{job['id']}", 60)
     for replica in (cluster.a, cluster.b):
         with replica.client(cluster.key2) as other:
             for path in (f"/api/knowledge-bases/{kb['id']}", f"/api/jobs/{job['id']}",
@@ -292,7 +259,7 @@ def test_kill_9_of_a_replica_mid_batch_the_other_finishes_it(cluster: Cluster) -
         os.kill(cluster.a.process.pid, signal.SIGKILL)
         cluster.a.process.wait(10)
         assert 0 < killed_at < files  # A died mid-batch
-        done = _wait(b, f"/api/batches/{batch['id']}", timeout=120)
+        done = wait_done(b, f"/api/batches/{batch['id']}", timeout=120)
         assert done["status"] == "completed", done
         assert [job["status"] for job in done["jobs"]] == ["completed"] * files
         # B ran the jobs again: what A had stored came back unchanged, never twice.
