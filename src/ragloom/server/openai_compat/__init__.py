@@ -35,6 +35,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from ragloom.server.openai_compat.errors import ERROR_RESPONSES, OpenAIRoute
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
+    from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
     from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
 
@@ -45,15 +46,18 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     db = MetaDB(deps.db_path)
     collections = VectorStoreCollections(deps.vector_file, deps.embedder)
     ingestor = VectorStoreIngestor(db, collections, lease_seconds=deps.lease_seconds)
+    purger = FilePurger(db, collections)
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        # Files left in_progress by a stopped (or killed) server are ingested again now.
+        # Chunks of files deleted just before a kill leave their stores before anyone
+        # can search them; files left in_progress are ingested again.
+        await deps.cpu(purger.finish)
         await deps.cpu(ingestor.ensure_started)
         yield
 
     router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
                        lifespan=lifespan, responses=ERROR_RESPONSES)
-    files.add_routes(router, deps, db)
+    files.add_routes(router, deps, db, purger)
     api = VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens)

@@ -10,6 +10,9 @@ timeout makes writers queue instead of failing with "database is locked".
 (the insertion order SQLite's ``rowid`` gives), file bytes are ``bytea``, and each
 file link carries a lease (``lease_owner``, ``lease_until``): the replica ingesting it,
 until when, so another replica takes it over only when that one stopped.
+
+``oai_purges`` lists the chunk removals a file delete still owes the vector stores
+(see :mod:`.purge`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ CREATE TABLE IF NOT EXISTS oai_batches (
 CREATE TABLE IF NOT EXISTS oai_responses (
     id TEXT PRIMARY KEY, tenant TEXT NOT NULL, created_at INTEGER NOT NULL,
     body TEXT NOT NULL, conversation TEXT NOT NULL, input_items TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS oai_purges (
+    vs_id TEXT NOT NULL, file_id TEXT NOT NULL, PRIMARY KEY (vs_id, file_id));
 """
 
 POSTGRES_SCHEMA = (
@@ -81,6 +86,8 @@ POSTGRES_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS oai_responses (
         id TEXT PRIMARY KEY, tenant TEXT NOT NULL, created_at BIGINT NOT NULL,
         body TEXT NOT NULL, conversation TEXT NOT NULL, input_items TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS oai_purges (
+        vs_id TEXT NOT NULL, file_id TEXT NOT NULL, PRIMARY KEY (vs_id, file_id))""",
 )
 
 

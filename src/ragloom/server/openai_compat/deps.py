@@ -7,6 +7,7 @@ fakes. Nothing here loads a model or opens a file.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -48,6 +49,11 @@ class OpenAIDeps:
     run_model: Runner | None = None
     #: Replicas on PostgreSQL: how long a claim on a file being ingested holds.
     lease_seconds: float = 30.0
+    #: Unix time for vector stores' activity and expiry (tests pass a clock they set).
+    clock: Callable[[], float] = time.time
+
+    def now(self) -> int:
+        return int(self.clock())
 
     async def cpu(self, function: Callable[..., T], *args: Any) -> T:
         """Run blocking work (SQLite, search, parsing) off the event loop."""

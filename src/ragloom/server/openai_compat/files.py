@@ -1,4 +1,9 @@
-"""``/v1/files``: upload, list, retrieve, content, delete (per tenant)."""
+"""``/v1/files``: upload, list, retrieve, content, delete (per tenant).
+
+Deleting a file also takes it out of every vector store of its tenant (see
+:mod:`.purge`). Reading a file's bytes runs in the server's bounded pool, like every
+other database read of a size the client decides.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from ragloom.server.openai_compat.common import new_id, now, page, tenant_id
 from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
+from ragloom.server.openai_compat.purge import FilePurger
 
 PURPOSES = ("assistants", "user_data", "batch", "fine-tune", "vision", "evals")
 
@@ -35,7 +41,7 @@ def file_bytes(db: MetaDB, file_id: str) -> bytes:
     return bytes(row["data"]) if row is not None else b""
 
 
-def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB) -> None:
+def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB, purger: FilePurger) -> None:
     tenant_dep = Depends(deps.tenant)
 
     @router.post("/files", summary="Upload a file")
@@ -94,13 +100,21 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB) -> None:
 
     @router.get("/files/{file_id}/content", summary="The file's bytes",
                 response_class=Response)
-    def content(file_id: str, tenant: Any = tenant_dep) -> Response:
-        get_file(db, tenant_id(tenant), file_id)
-        return Response(file_bytes(db, file_id), media_type="application/octet-stream")
+    async def content(file_id: str, tenant: Any = tenant_dep) -> Response:
 
-    @router.delete("/files/{file_id}", summary="Delete a file")
-    def delete(file_id: str, tenant: Any = tenant_dep) -> dict[str, Any]:
-        get_file(db, tenant_id(tenant), file_id)
-        db.execute("DELETE FROM oai_files WHERE id = ? AND tenant = ?",
-                   (file_id, tenant_id(tenant)))
+        def read() -> bytes:
+            get_file(db, tenant_id(tenant), file_id)
+            return file_bytes(db, file_id)
+
+        return Response(await deps.cpu(read), media_type="application/octet-stream")
+
+    @router.delete("/files/{file_id}", summary="Delete a file (and remove it from every "
+                   "vector store)")
+    async def delete(file_id: str, tenant: Any = tenant_dep) -> dict[str, Any]:
+
+        def run() -> None:
+            get_file(db, tenant_id(tenant), file_id)
+            purger.delete_file(tenant_id(tenant), file_id)
+
+        await deps.cpu(run)
         return {"id": file_id, "object": "file", "deleted": True}

@@ -9,9 +9,8 @@ from typing import Any
 from fastapi import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragloom.server.openai_compat import chunking
+from ragloom.server.openai_compat import chunking, expiry
 from ragloom.server.openai_compat.collections import VectorStoreCollections
-from ragloom.server.openai_compat.common import now
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import not_found
@@ -118,13 +117,12 @@ class VectorStoreAPI:
     def store_json(self, row: Any) -> dict[str, Any]:
         counts, usage = self.counts(row["id"])
         expires = json.loads(row["expires_after"]) if row["expires_after"] else None
+        status = ("expired" if expiry.is_expired(row, self.deps.now()) else
+                  "in_progress" if counts["in_progress"] else "completed")
         return {"id": row["id"], "object": "vector_store", "created_at": row["created_at"],
                 "name": row["name"], "description": row["description"],
-                "usage_bytes": usage, "file_counts": counts,
-                "status": "in_progress" if counts["in_progress"] else "completed",
-                "expires_after": expires,
-                "expires_at": (row["last_active_at"] + 86400 * expires["days"]
-                               if expires else None),
+                "usage_bytes": usage, "file_counts": counts, "status": status,
+                "expires_after": expires, "expires_at": expiry.expires_at(row),
                 "last_active_at": row["last_active_at"],
                 "metadata": json.loads(row["metadata"])}
 
@@ -169,7 +167,7 @@ class VectorStoreAPI:
                                     "file_id = ?", (vs_id, item.file_id))
                 attributes = json.loads(known["attributes"]) if known else {}
             planned.append((item.file_id, dumps(attributes), dumps(strategy)))
-        created = now()
+        created = self.deps.now()
         with self.db.write() as conn:
             for file_id, attrs_json, strategy_json in planned:
                 conn.execute(

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Response
 
-from ragloom.server.openai_compat import chunking
-from ragloom.server.openai_compat.common import new_id, now, page, tenant_id
+from ragloom.server.openai_compat import chunking, expiry
+from ragloom.server.openai_compat.common import new_id, page, tenant_id
 from ragloom.server.openai_compat.db import dumps
 from ragloom.server.openai_compat.errors import bad_request, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
@@ -45,7 +45,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                               "embedding_dimension", code="unsupported_value")
         strategy = chunking.resolve(body.chunking_strategy)
         vs_id = new_id("vs_")
-        created = now()
+        created = api.deps.now()
         metadata = dict(body.metadata or {})
 
         def insert() -> dict[str, Any]:
@@ -87,9 +87,16 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
             metadata = dumps(body.metadata or {}) if "metadata" in fields else row["metadata"]
             expires = (dumps(body.expires_after.model_dump()) if body.expires_after else None
                        ) if "expires_after" in fields else row["expires_after"]
+            stamp = api.deps.now()
+            active = row["last_active_at"]
+            if expiry.is_expired(row, stamp):  # renaming is fine; a new policy cannot revive
+                if expires != row["expires_after"]:
+                    raise expiry.expired_error(row)
+            else:  # a change counts as use: a new policy counts from now
+                active = stamp
             db.execute("UPDATE oai_vector_stores SET name = ?, metadata = ?, "
                        "expires_after = ?, last_active_at = ? WHERE id = ?",
-                       (name, metadata, expires, now(), vector_store_id))
+                       (name, metadata, expires, active, vector_store_id))
             return api.store_json(api.store_row(tenant, vector_store_id))
 
         return await api.deps.cpu(change)
@@ -108,9 +115,12 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                      tenant: str = owner) -> Response:
 
         def run() -> bytes:
-            api.store_row(tenant, vector_store_id)
+            row = api.store_row(tenant, vector_store_id)
+            stamp = api.deps.now()
+            expiry.check_usable(row, stamp)
             kb = api.collections.knowledge_base(vector_store_id)
             query, hits = run_search([kb], body)
+            expiry.touch(db, row, stamp)
             return page_json(query, hits)
 
         # Encoded in the worker thread: the event loop (one core for every request)
@@ -124,7 +134,7 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                      tenant: str = owner) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
-            api.store_row(tenant, vector_store_id)
+            expiry.check_usable(api.store_row(tenant, vector_store_id), api.deps.now())
             api.attach(tenant, vector_store_id, [body])
             return api.file_json(api.link_row(tenant, vector_store_id, body.file_id))
 
@@ -187,14 +197,17 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
 
     @router.get("/vector_stores/{vector_store_id}/files/{file_id}/content",
                 summary="The parsed text of a store's file")
-    def file_content(vector_store_id: str, file_id: str, tenant: str = owner
-                     ) -> dict[str, Any]:
-        api.store_row(tenant, vector_store_id)
-        api.link_row(tenant, vector_store_id, file_id)
-        row = get_file(db, tenant, file_id)
-        documents, _ = documents_of(file_id, row["filename"], file_bytes(db, file_id), {})
-        texts = [{"type": "text", "text": d.text} for d in documents]
-        return {"object": "vector_store.file_content.page", "data": texts,
+    async def file_content(vector_store_id: str, file_id: str, tenant: str = owner
+                           ) -> dict[str, Any]:
+
+        def parse() -> list[dict[str, str]]:  # reading and parsing: never on the loop
+            api.store_row(tenant, vector_store_id)
+            api.link_row(tenant, vector_store_id, file_id)
+            row = get_file(db, tenant, file_id)
+            documents, _ = documents_of(file_id, row["filename"], file_bytes(db, file_id), {})
+            return [{"type": "text", "text": d.text} for d in documents]
+
+        return {"object": "vector_store.file_content.page", "data": await api.deps.cpu(parse),
                 "has_more": False, "next_page": None}
 
     # --------------------------------------------------------------------- batches
@@ -209,9 +222,10 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
         batch_id = new_id("vsfb_")
 
         def run() -> dict[str, Any]:
-            api.store_row(tenant, vector_store_id)
+            stamp = api.deps.now()
+            expiry.check_usable(api.store_row(tenant, vector_store_id), stamp)
             db.execute("INSERT INTO oai_batches VALUES (?, ?, ?, ?, 0)",
-                       (batch_id, tenant, vector_store_id, now()))
+                       (batch_id, tenant, vector_store_id, stamp))
             api.attach(tenant, vector_store_id, items, body.chunking_strategy,
                        body.attributes, batch_id)
             return api.batch_json(batch_row(tenant, vector_store_id, batch_id))
