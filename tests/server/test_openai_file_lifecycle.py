@@ -254,7 +254,7 @@ def test_file_bytes_and_parsed_text_are_read_in_the_pool(
                                                                  "content.<locals>.read"]
     pool.ran.clear()
     pages = client.vector_stores.files.content(vector_store_id=vs.id, file_id=file_id)
-    assert "Manatees" in "".join(c.text for c in pages)
+    assert "Manatees" in "".join(c.text or "" for c in pages)
     assert [name for name in pool.ran if "file_content" in name] == [
         "add_routes.<locals>.file_content.<locals>.parse"]
     assert pool.on_loop == []

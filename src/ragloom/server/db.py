@@ -64,6 +64,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE TABLE IF NOT EXISTS job_files (
             job_id TEXT PRIMARY KEY, data BLOB NOT NULL)"""),
 }
+#: PostgreSQL's tables started at version 2's layout (leases included), so nothing to
+#: migrate yet; a version 3 adds its steps here and to ``MIGRATIONS``.
+POSTGRES_MIGRATIONS: dict[int, tuple[str, ...]] = {}
 POSTGRES_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS tenants (
         id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created DOUBLE PRECISION NOT NULL)""",
@@ -143,7 +146,8 @@ class ServerDatabase:
         self.path = str(path)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._pg = (PostgresDatabase(self.path, POSTGRES_SCHEMA)
+        self._pg = (PostgresDatabase(self.path, POSTGRES_SCHEMA, component="server",
+                                     version=SCHEMA_VERSION, migrations=POSTGRES_MIGRATIONS)
                     if is_postgres_url(self.path) else None)
         self.dialect = "postgresql" if self._pg is not None else "sqlite"
 

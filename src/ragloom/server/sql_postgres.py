@@ -19,12 +19,21 @@ What differs from SQLite, and how it is bridged:
 - DDL is written per dialect by the tables' owners (identity columns, ``bytea``,
   ``double precision``); tables live in their own schema (``ragloom_server``), never
   beside the knowledge bases' tables.
+- schema versions: SQLite keeps one in ``PRAGMA user_version``; here the table
+  ``ragloom_server.schema_versions`` keeps one per set of tables (``component``:
+  ``server``, ``openai``). Opening tables of a newer version than the code knows is
+  refused with a clear error (an older replica must not write tables it does not
+  understand); older ones are upgraded in place by the owner's migrations, in the
+  same locked transaction that creates missing tables. Tables created before versions
+  were kept are taken as the layout the code's DDL describes (PostgreSQL support
+  started at those layouts) and stamped with the code's version.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -38,6 +47,8 @@ SCHEMA_NAME = "ragloom_server"
 WRITE_LOCK = 7238911
 #: Key of the lock held while tables are created (two replicas starting at once).
 DDL_LOCK = 7238912
+VERSIONS_DDL = """CREATE TABLE IF NOT EXISTS schema_versions (
+    component TEXT PRIMARY KEY, version INTEGER NOT NULL, updated DOUBLE PRECISION NOT NULL)"""
 
 
 def is_postgres_url(value: str) -> bool:
@@ -143,19 +154,27 @@ def _psycopg() -> tuple[Any, Any]:
 
 
 class PostgresDatabase:
-    """``PostgresDatabase(dsn, ddl)``: a pool of connections whose ``search_path`` is
-    the server's schema; ``ddl`` (``CREATE ... IF NOT EXISTS`` statements) runs once,
-    under a lock, when the pool opens. Nothing connects before the first call."""
+    """``PostgresDatabase(dsn, ddl, component=..., version=...)``: a pool of connections
+    whose ``search_path`` is the server's schema; ``ddl`` (``CREATE ... IF NOT EXISTS``
+    statements) runs once, under a lock, when the pool opens, after the tables'
+    recorded version is checked (see the module) and before ``migrations`` (version ->
+    statements that bring the tables from the version before to it; write them so they
+    also pass on tables the DDL just created, e.g. ``ADD COLUMN IF NOT EXISTS``).
+    Nothing connects before the first call."""
 
     dialect = "postgresql"
 
-    def __init__(self, dsn: str, ddl: Sequence[str], *, pool_size: int = 8,
-                 lock_key: int = WRITE_LOCK) -> None:
+    def __init__(self, dsn: str, ddl: Sequence[str], *, component: str, version: int,
+                 migrations: Mapping[int, Sequence[str]] | None = None,
+                 pool_size: int = 8, lock_key: int = WRITE_LOCK) -> None:
         from ragloom.stores.factory import parse_location
 
         # The store's own options (?index=hnsw) are not libpq's: leave them out.
         self.dsn = parse_location(dsn).target
         self._ddl = tuple(ddl)
+        self.component = component
+        self.version = version
+        self._migrations = dict(migrations or {})
         self._lock_key = lock_key
         self._pool_size = pool_size
         self._pool: Any = None
@@ -186,14 +205,47 @@ class PostgresDatabase:
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
                     conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA_NAME}")
                     conn.execute(f"SET LOCAL search_path TO {SCHEMA_NAME}")
-                    for statement in self._ddl:
-                        conn.execute(statement)
+                    self._create_or_upgrade(conn)
             except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
                 pool.close()
                 raise StoreError(f"cannot open the server database at {self._where()}: {exc}. "
                                  "Check the URL and that PostgreSQL runs.") from exc
+            except BaseException:
+                pool.close()
+                raise
             self._pool = pool
             return pool
+
+    def _create_or_upgrade(self, conn: Any) -> None:
+        """Check the recorded version, create missing tables, migrate, record (one
+        transaction, under the DDL lock)."""
+        conn.execute(VERSIONS_DDL)
+        row = conn.execute("SELECT version FROM schema_versions WHERE component = %s",
+                           (self.component,)).fetchone()
+        stored = int(row[0]) if row is not None else None
+        if stored is not None and stored > self.version:
+            raise StoreError(
+                f"the server database at {self._where()} holds {self.component} tables of "
+                f"schema version {stored}, written by a newer ragloom; this one knows "
+                f"version {self.version} at most. Upgrade ragloom (on every replica) or "
+                "point --db at another database.")
+        for statement in self._ddl:
+            conn.execute(statement)
+        for step in range((self.version if stored is None else stored) + 1, self.version + 1):
+            for statement in self._migrations.get(step, ()):
+                conn.execute(statement)
+        if stored != self.version:
+            conn.execute(
+                "INSERT INTO schema_versions (component, version, updated) "
+                "VALUES (%s, %s, %s) ON CONFLICT (component) DO UPDATE SET "
+                "version = excluded.version, updated = excluded.updated",
+                (self.component, self.version, time.time()))
+
+    def schema_version(self) -> int | None:
+        """The version recorded for these tables (after opening, the code's)."""
+        row = self.one("SELECT version FROM schema_versions WHERE component = ?",
+                       (self.component,))
+        return int(row[0]) if row is not None else None
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:

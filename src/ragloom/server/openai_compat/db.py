@@ -57,6 +57,9 @@ CREATE TABLE IF NOT EXISTS oai_purges (
     vs_id TEXT NOT NULL, file_id TEXT NOT NULL, PRIMARY KEY (vs_id, file_id));
 """
 
+#: The version of the tables below, recorded in ``ragloom_server.schema_versions``
+#: (component ``openai``); see :mod:`ragloom.server.sql_postgres`.
+POSTGRES_VERSION = 1
 POSTGRES_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS oai_files (
         id TEXT PRIMARY KEY, tenant TEXT NOT NULL, filename TEXT NOT NULL,
@@ -100,7 +103,8 @@ class MetaDB:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._pg = (PostgresDatabase(path, POSTGRES_SCHEMA, lock_key=WRITE_LOCK + 1)
+        self._pg = (PostgresDatabase(path, POSTGRES_SCHEMA, component="openai",
+                                     version=POSTGRES_VERSION, lock_key=WRITE_LOCK + 1)
                     if is_postgres_url(path) else None)
         self._local = threading.local()
         self._init_lock = threading.Lock()
