@@ -74,6 +74,25 @@ def test_reingest_replaces_and_delete_removes_graph_rows(tmp_path: Path) -> None
     assert graph.entities() == []
 
 
+def test_deleting_a_chunk_removes_its_mentions_and_relations(tmp_path: Path) -> None:
+    kb, graph = _kb(tmp_path)
+    kb.ingest([_doc("bridge.txt", BRIDGE), _doc("varga.txt", VARGA)])
+    tallinn = graph.find("Tallinn")
+    varga = graph.find("Elena Varga")
+    assert tallinn is not None and varga is not None and varga.documents == 2
+    doomed = {chunk for _, chunk, _, _ in graph.mentions([tallinn.id])}
+    assert any(r.target == "Tallinn" or r.source == "Tallinn" for r in graph.relations())
+
+    assert kb.store.delete(sorted(doomed)) == len(doomed)  # chunks only, not documents
+
+    assert graph.find("Tallinn") is None  # its only mentions went with the chunk
+    after = graph.find("Elena Varga")
+    assert after is not None and after.documents == 1
+    assert all(chunk not in doomed for _, chunk, _, _ in graph.mentions([after.id]))
+    assert all("Tallinn" not in (r.source, r.target) for r in graph.relations())
+    assert graph.find("Harbor Bridge") is not None  # the other document's rows stay
+
+
 def test_graph_rows_roll_back_with_a_failed_write(tmp_path: Path) -> None:
     kb, graph = _kb(tmp_path)
     kb.ingest([_doc("bridge.txt", BRIDGE)])

@@ -14,7 +14,10 @@ Consistency comes from the store's transaction and from triggers: a document's g
 rows are written by a hook (:attr:`SqliteVectorStore.write_hooks`) inside the
 transaction that writes its chunks; deleting a document row (a re-ingest replaces it,
 ``delete_documents`` removes it) deletes its mentions, relations and failures in the
-same transaction, and an entity left with no mention goes with its last one.
+same transaction, and so does deleting a single chunk (``store.delete(ids)``,
+``delete_where``) for the rows of that chunk; an entity left with no mention goes with
+its last one. (A graph written before the chunk trigger existed gets it, like any
+missing table or index, with its next graph write.)
 """
 
 from __future__ import annotations
@@ -89,6 +92,9 @@ GRAPH_SCHEMA = (
         attempts INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS graph_failures_document "
     "ON graph_failures (collection_id, document_id)",
+    # For the chunk trigger below: one index lookup per deleted chunk, not a scan.
+    "CREATE INDEX IF NOT EXISTS graph_relations_chunk ON graph_relations (collection_id, chunk_id)",
+    "CREATE INDEX IF NOT EXISTS graph_failures_chunk ON graph_failures (collection_id, chunk_id)",
     """CREATE TABLE IF NOT EXISTS graph_settings (
         collection_id INTEGER PRIMARY KEY REFERENCES collections(id) ON DELETE CASCADE,
         extractor TEXT NOT NULL,
@@ -100,6 +106,14 @@ GRAPH_SCHEMA = (
             WHERE collection_id = old.collection_id AND document_id = old.id;
         DELETE FROM graph_failures
             WHERE collection_id = old.collection_id AND document_id = old.id;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS graph_chunk_deleted AFTER DELETE ON chunks BEGIN
+        DELETE FROM graph_mentions
+            WHERE collection_id = old.collection_id AND chunk_id = old.id;
+        DELETE FROM graph_relations
+            WHERE collection_id = old.collection_id AND chunk_id = old.id;
+        DELETE FROM graph_failures
+            WHERE collection_id = old.collection_id AND chunk_id = old.id;
     END""",
     """CREATE TRIGGER IF NOT EXISTS graph_last_mention_deleted AFTER DELETE ON graph_mentions
         WHEN NOT EXISTS (SELECT 1 FROM graph_mentions m WHERE m.collection_id =
