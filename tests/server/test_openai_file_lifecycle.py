@@ -101,6 +101,10 @@ def attach(client: openai.OpenAI, vs_id: str, file_id: str) -> None:
     assert done.status == "completed", done.last_error
 
 
+def file_search(vs_id: str) -> Any:
+    return {"type": "file_search", "vector_store_ids": [vs_id]}
+
+
 def found(client: openai.OpenAI, vs_id: str, query: str) -> set[str]:
     return {hit.file_id for hit in client.vector_stores.search(
         vs_id, query=query, max_num_results=50, extra_body={"search_mode": "keyword"}).data}
@@ -197,6 +201,12 @@ def test_a_vector_store_expires_after_its_days_without_use(
     got = client.vector_stores.retrieve(vs.id)
     assert got.status == "completed" and got.last_active_at == int(clock.now)
 
+    clock.advance(1.5)  # and the file_search tool of responses
+    answer = client.responses.create(model="fake:scripted", input="What do krill feed?",
+                                     tools=[file_search(vs.id)])
+    assert answer.output_text == "ok"
+    assert client.vector_stores.retrieve(vs.id).last_active_at == int(clock.now)
+
     clock.advance(1.9)  # reading and listing are not
     client.vector_stores.retrieve(vs.id)
     client.vector_stores.files.list(vector_store_id=vs.id)
@@ -210,6 +220,10 @@ def test_a_vector_store_expires_after_its_days_without_use(
         client.vector_stores.search(vs.id, query="krill")
     assert info.value.code == "vector_store_expired"
     assert "Create a new vector store" in info.value.message
+    with pytest.raises(openai.BadRequestError) as info:
+        client.responses.create(model="fake:scripted", input="krill?",
+                                tools=[file_search(vs.id)])
+    assert info.value.code == "vector_store_expired"
     with pytest.raises(openai.BadRequestError):
         client.vector_stores.files.create(vector_store_id=vs.id, file_id=first)
     with pytest.raises(openai.BadRequestError):

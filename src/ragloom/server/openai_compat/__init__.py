@@ -60,7 +60,8 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     files.add_routes(router, deps, db, purger)
     api = VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
-    engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens)
+    engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
+                             clock=deps.clock)
     responses_routes.add_routes(router, deps, engine)
     knowledge = Knowledge(deps, db, collections)
     inference.add_routes(router, deps, knowledge)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
+from ragloom.server.openai_compat import expiry
 from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
@@ -61,7 +63,9 @@ class Plan:
 
 class ResponsesEngine:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections,
-                 model: ModelProvider | None, max_answer_tokens: int) -> None:
+                 model: ModelProvider | None, max_answer_tokens: int,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self.db = db
         self.collections = collections
         self.model = model
@@ -100,11 +104,15 @@ class ResponsesEngine:
         plan = Plan(id=new_id("resp_"), request=request, tenant=tenant, created=now(),
                     messages=[], conversation=history + turns, new_messages=new)
         matches: list[QueryMatch] = []
+        stores = []
         if tool is not None:
             for vs_id in tool.vector_store_ids:
-                if self.db.row("SELECT 1 FROM oai_vector_stores WHERE id = ? AND tenant = ?",
-                               (vs_id, tenant)) is None:
+                row = self.db.row("SELECT * FROM oai_vector_stores WHERE id = ? AND tenant = ?",
+                                  (vs_id, tenant))
+                if row is None:
                     raise not_found("vector store", vs_id, "tools.vector_store_ids")
+                expiry.check_usable(row, int(self.clock()))
+                stores.append(row)
         if tool is not None and request.searches():
             search = SearchRequest(
                 query=question, filters=tool.filters, max_num_results=tool.max_num_results,
@@ -112,6 +120,8 @@ class ResponsesEngine:
                                  if tool.ranking_options else None))
             kbs = [self.collections.knowledge_base(v) for v in tool.vector_store_ids]
             query, hits = run_search(kbs, search)
+            for row in stores:  # searched: in use (see .expiry)
+                expiry.touch(self.db, row, int(self.clock()))
             results = []
             for hit in hits:
                 for chunk in hit.chunks:
