@@ -228,6 +228,9 @@ def test_a_vector_store_expires_after_its_days_without_use(
         client.vector_stores.files.create(vector_store_id=vs.id, file_id=first)
     with pytest.raises(openai.BadRequestError):
         client.vector_stores.file_batches.create(vector_store_id=vs.id, file_ids=[first])
+    with pytest.raises(openai.BadRequestError):  # re-indexing attaches again
+        client.vector_stores.files.update(vector_store_id=vs.id, file_id=first,
+                                          attributes={"k": 1})
     with pytest.raises(openai.BadRequestError):  # a longer policy does not bring it back
         client.vector_stores.update(vs.id, expires_after={"anchor": "last_active_at",
                                                           "days": 30})

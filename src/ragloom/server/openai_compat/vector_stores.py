@@ -174,7 +174,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                           tenant: str = owner) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
-            api.store_row(tenant, vector_store_id)
+            # Re-indexing attaches again: use, which an expired store refuses.
+            expiry.check_usable(api.store_row(tenant, vector_store_id), api.deps.now())
             row = api.link_row(tenant, vector_store_id, file_id)
             api.collections.delete_file(vector_store_id, file_id)
             api.attach(tenant, vector_store_id,
