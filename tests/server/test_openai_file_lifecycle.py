@@ -182,7 +182,7 @@ def test_a_crash_midway_through_a_delete_is_finished_at_the_next_start(
 
 # --------------------------------------------------------------------------- expiry
 def test_a_vector_store_expires_after_its_days_without_use(
-        client: openai.OpenAI, clock: Clock) -> None:
+        client: openai.OpenAI, clock: Clock, base_url: str) -> None:
     first = upload(client, "krill.txt", "Krill swarms feed the great whales.")
     vs = client.vector_stores.create(name="expiring", file_ids=[first],
                                      expires_after={"anchor": "last_active_at", "days": 2})
@@ -228,6 +228,15 @@ def test_a_vector_store_expires_after_its_days_without_use(
         client.vector_stores.files.create(vector_store_id=vs.id, file_id=first)
     with pytest.raises(openai.BadRequestError):
         client.vector_stores.file_batches.create(vector_store_id=vs.id, file_ids=[first])
+    with pytest.raises(openai.BadRequestError) as info:  # knowledge for chat completions
+        client.chat.completions.create(model="fake:scripted", extra_body={
+            "vector_store_ids": [vs.id]}, messages=[{"role": "user", "content": "krill?"}])
+    assert info.value.code == "vector_store_expired"
+    refused = httpx.post(f"{base_url}/v1/vector-io/query",  # the specification's route
+                         json={"vector_db_id": vs.id, "query": "krill"},
+                         headers={"Authorization": "Bearer key-alice"})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "vector_store_expired"
     with pytest.raises(openai.BadRequestError):  # re-indexing attaches again
         client.vector_stores.files.update(vector_store_id=vs.id, file_id=first,
                                           attributes={"k": 1})

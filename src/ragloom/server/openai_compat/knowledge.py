@@ -9,6 +9,7 @@ from ragloom.errors import NotFoundError
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.retrieval.multi import search_many
 from ragloom.retrieval.options import SearchOptions
+from ragloom.server.openai_compat import expiry
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.openai_compat.deps import OpenAIDeps
@@ -30,8 +31,14 @@ class Knowledge:
 
     def resolve(self, tenant: str, ident: str, *, create: bool = False,
                 param: str = "vector_db_id") -> VectorKnowledgeBase:
-        """A vector store of the tenant, or its native knowledge base (404 if neither)."""
-        if self.is_vector_store(tenant, ident):
+        """A vector store of the tenant, or its native knowledge base (404 if neither).
+        Every caller uses what it resolves (search, insert): an expired vector store is
+        refused, and a usable one is marked active (see :mod:`.expiry`)."""
+        row = self.db.row("SELECT * FROM oai_vector_stores WHERE id = ? AND tenant = ?",
+                          (ident, tenant))
+        if row is not None:
+            expiry.check_usable(row, self.deps.now())
+            expiry.touch(self.db, row, self.deps.now())
             return self.collections.knowledge_base(ident)
         if ident.startswith("vs_") or self.deps.open_knowledge_base is None:
             raise not_found("vector store or knowledge base", ident, param)
