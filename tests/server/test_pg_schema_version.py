@@ -1,16 +1,19 @@
 """The server's PostgreSQL tables carry a schema version, as ``server.db`` does: stamped
 when created, upgraded in place, and a database written by a newer ragloom is refused
-with a message that says what to do. On the real PostgreSQL the tests start."""
+with a message that says what to do. On the real PostgreSQL the tests start (and the
+SQLite file of the OpenAI-compatible tables, which now has a version too)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from ragloom.errors import StoreError
 from ragloom.server.db import SCHEMA_VERSION, ServerDatabase
-from ragloom.server.openai_compat.db import POSTGRES_VERSION, MetaDB
+from ragloom.server.openai_compat.db import SCHEMA_VERSION as OPENAI_VERSION
+from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.sql_postgres import SCHEMA_NAME, PostgresDatabase
 
 
@@ -46,7 +49,7 @@ def test_tables_are_stamped_and_a_newer_version_is_refused(pg_url: str) -> None:
     url = fresh_database(pg_url, "ragloom_version_newer")
     open_both(url)
     assert dict(sql(url, "SELECT component, version FROM schema_versions")) == {  # type: ignore[arg-type]
-        "server": SCHEMA_VERSION, "openai": POSTGRES_VERSION}
+        "server": SCHEMA_VERSION, "openai": OPENAI_VERSION}
 
     sql(url, f"UPDATE schema_versions SET version = {SCHEMA_VERSION + 1} "
              "WHERE component = 'server'")
@@ -77,7 +80,7 @@ def test_tables_from_before_versions_are_kept_and_stamped(pg_url: str) -> None:
     open_both(url)
     assert sql(url, "SELECT name FROM tenants") == [("acme",)]
     assert sorted(sql(url, "SELECT component, version FROM schema_versions")) == [
-        ("openai", POSTGRES_VERSION), ("server", SCHEMA_VERSION)]
+        ("openai", OPENAI_VERSION), ("server", SCHEMA_VERSION)]
 
 
 def test_an_older_version_is_upgraded_in_place(pg_url: str) -> None:
@@ -93,3 +96,15 @@ def test_an_older_version_is_upgraded_in_place(pg_url: str) -> None:
     new.close()
     with pytest.raises(StoreError, match="schema version 2"):
         PostgresDatabase(url, ddl, component="probe", version=1).all("SELECT 1")
+
+
+def test_the_sqlite_openai_tables_refuse_a_newer_version_too(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "openai.sqlite"
+    MetaDB(str(path)).rows("SELECT id FROM oai_files")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == OPENAI_VERSION
+        conn.execute(f"PRAGMA user_version = {OPENAI_VERSION + 1}")
+    with pytest.raises(StoreError, match=f"schema version {OPENAI_VERSION + 1}.*newer ragloom"):
+        MetaDB(str(path)).rows("SELECT id FROM oai_files")

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ragloom.errors import StoreError
 from ragloom.server.sql_postgres import WRITE_LOCK, PostgresDatabase, is_postgres_url
 
 SCHEMA = """
@@ -57,9 +58,10 @@ CREATE TABLE IF NOT EXISTS oai_purges (
     vs_id TEXT NOT NULL, file_id TEXT NOT NULL, PRIMARY KEY (vs_id, file_id));
 """
 
-#: The version of the tables below, recorded in ``ragloom_server.schema_versions``
-#: (component ``openai``); see :mod:`ragloom.server.sql_postgres`.
-POSTGRES_VERSION = 1
+#: The version of these tables: SQLite's ``PRAGMA user_version`` of the file, and on
+#: PostgreSQL the row ``openai`` of ``ragloom_server.schema_versions`` (see
+#: :mod:`ragloom.server.sql_postgres`). A newer one is refused.
+SCHEMA_VERSION = 1
 POSTGRES_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS oai_files (
         id TEXT PRIMARY KEY, tenant TEXT NOT NULL, filename TEXT NOT NULL,
@@ -104,7 +106,7 @@ class MetaDB:
     def __init__(self, path: str) -> None:
         self.path = path
         self._pg = (PostgresDatabase(path, POSTGRES_SCHEMA, component="openai",
-                                     version=POSTGRES_VERSION, lock_key=WRITE_LOCK + 1)
+                                     version=SCHEMA_VERSION, lock_key=WRITE_LOCK + 1)
                     if is_postgres_url(path) else None)
         self._local = threading.local()
         self._init_lock = threading.Lock()
@@ -130,9 +132,18 @@ class MetaDB:
             conn.execute("PRAGMA synchronous = NORMAL")
         with self._init_lock:
             if not self._ready:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    conn.close()
+                    raise StoreError(
+                        f"{self.path} holds the OpenAI-compatible tables of schema version "
+                        f"{version}, written by a newer ragloom; this one knows version "
+                        f"{SCHEMA_VERSION} at most. Upgrade ragloom or use another --db.")
                 if self._uri:
                     self._keeper = conn
                 conn.executescript(SCHEMA)
+                if version < SCHEMA_VERSION:
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 self._ready = True
         self._local.conn = conn
         return conn
