@@ -163,3 +163,47 @@ def test_folds_during_a_big_add_keep_every_posting(monkeypatch: pytest.MonkeyPat
     rebuilt.add([*kept, ("t00007", "brandnew w1"), ("late", "w299 zzz")])
     for query in ("w1 w2 w3", "brandnew", "zzz w299", "w150 w150 w7"):
         assert index.search(query, 25) == rebuilt.search(query, 25)
+
+
+def _zipf_corpus(seed: int, texts: int, vocabulary: int = 300) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, vocabulary + 1)
+    weights /= weights.sum()
+    words = rng.choice(vocabulary, size=(texts, 12), p=weights)
+    return [(f"t{n:05d}", " ".join(f"w{w}" for w in row)) for n, row in enumerate(words)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pruned_search_equals_scoring_every_posting(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragloom.stores.bm25 as bm25
+
+    corpus = _zipf_corpus(seed, 3000)
+    index = BM25Index()
+    index.add(corpus)
+    # Dead postings and an uncompacted delta: pruning reads both kinds of block.
+    index.remove([item for item, _ in corpus[::7]])
+    index.add([(f"late{n}", text) for n, (_, text) in enumerate(corpus[:40])])
+    rng = np.random.default_rng(seed + 100)
+    queries = [" ".join(corpus[int(i)][1].split()[:int(k)])
+               for i, k in zip(rng.integers(0, len(corpus), 60), rng.integers(2, 9, 60),
+                               strict=True)]
+    queries += ["w0 w0 w1 w250", "w299 w1 w2 w3 w4 w5", "w0 w1"]  # repeats, rare, common
+    pruned_ran = 0
+    original = BM25Index._pruned_search
+
+    def counting(self: BM25Index, *args: object) -> object:
+        nonlocal pruned_ran
+        result = original(self, *args)  # type: ignore[arg-type]
+        pruned_ran += result is not None
+        return result
+
+    for top_k in (1, 10, 100):
+        monkeypatch.setattr(bm25, "_PRUNE_AT", 10**12)
+        full = [index.search(query, top_k) for query in queries]
+        monkeypatch.setattr(bm25, "_PRUNE_AT", 0)
+        monkeypatch.setattr(BM25Index, "_pruned_search", counting)
+        pruned = [index.search(query, top_k) for query in queries]
+        monkeypatch.setattr(BM25Index, "_pruned_search", original)
+        assert pruned == full  # ids, order and scores, bit for bit
+    assert pruned_ran > len(queries)  # the pruned path answered most of them

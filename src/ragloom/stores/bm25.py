@@ -43,6 +43,12 @@ B = 0.75
 FTS5_IDF_FLOOR = 1e-6
 #: Pending postings folded into the blocks at once, at least.
 _MERGE_AT = 50_000
+#: Queries touching fewer postings than this score every posting (it is fast enough);
+#: above it, texts that cannot reach the top k are skipped (see ``BM25Index.search``).
+_PRUNE_AT = 200_000
+# A term's share of a score is idf * saturation, and saturation < k1 + 1; the slack
+# covers the rounding of the FTS5-idf round trip in ``contributions``.
+_BOUND_SLACK = 1.0 + 1e-9
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -258,33 +264,104 @@ class BM25Index:
             return []
         total = len(self._slot)
         average = self._total_length / total or 1.0
-        scores: FloatArray | None = None
+        terms: list[_Term] = []
         for term, _word, repeats in query_terms(text):
             slots, tfs = self._postings(term)
-            if slots.shape[0] == 0:
-                continue
-            if scores is None:
-                scores = np.zeros(len(self._ids), dtype=np.float64)
-            fts5 = fts5_idf(slots.shape[0], total) * saturation(
-                tfs, self._lengths[slots].astype(np.float64), average)
-            share = contributions(fts5, slots.shape[0], total)
+            if slots.shape[0]:
+                terms.append((slots, tfs, repeats))
+        if not terms:
+            return []
+        if allowed is None and len(terms) > 1 and sum(
+                t[0].shape[0] for t in terms) > _PRUNE_AT:
+            pruned = self._pruned_search(terms, top_k, total, average)
+            if pruned is not None:
+                return pruned
+        scores = np.zeros(len(self._ids), dtype=np.float64)
+        for slots, tfs, repeats in terms:
+            share = self._shares(slots, tfs, slots.shape[0], total, average)
             for _ in range(repeats):  # once per occurrence, as the SQLite store adds them
                 scores[slots] += share
-        if scores is None:
-            return []
         if allowed is not None:
             mask = np.zeros(len(self._ids), dtype=bool)
             rows = [self._slot[i] for i in allowed if i in self._slot]
             mask[rows] = True
             scores[~mask] = 0.0
-        candidates = np.flatnonzero(scores > 0.0)
-        if candidates.size > top_k:
+        positive = np.flatnonzero(scores > 0.0)
+        return self._top(positive, scores[positive], top_k)
+
+    def _shares(self, slots: npt.NDArray[Any], tfs: FloatArray, found: int, total: int,
+                average: float) -> FloatArray:
+        """One occurrence's share of the score at ``slots`` for a term in ``found`` texts."""
+        fts5 = fts5_idf(found, total) * saturation(
+            tfs, self._lengths[slots].astype(np.float64), average)
+        return contributions(fts5, found, total)
+
+    def _top(self, slots: npt.NDArray[Any], scores: FloatArray,
+             top_k: int) -> list[tuple[str, float]]:
+        """``ranked_top`` of the texts at ``slots`` scoring ``scores`` (aligned)."""
+        if slots.size > top_k:
             # Everything tied with the k-th best stays, so ties can be broken by id.
-            keep = np.argpartition(-scores[candidates], top_k - 1)[:top_k]
-            threshold = scores[candidates[keep]].min()
-            candidates = candidates[scores[candidates] >= threshold]
-        return ranked_top([(self._ids[slot] or "", float(scores[slot]))
-                           for slot in candidates.tolist()], top_k)
+            keep = np.argpartition(-scores, top_k - 1)[:top_k]
+            tied = scores >= scores[keep].min()
+            slots, scores = slots[tied], scores[tied]
+        pairs = zip(slots.tolist(), scores.tolist(), strict=True)
+        return ranked_top([(self._ids[slot] or "", score) for slot, score in pairs], top_k)
+
+    def _pruned_search(self, terms: list[_Term], top_k: int, total: int,
+                       average: float) -> list[tuple[str, float]] | None:
+        """The same answer as scoring every posting, reading far fewer (MaxScore).
+
+        A term adds at most ``bound`` = repeats * idf * (k1 + 1) to any text. Scoring
+        the texts of the rarest terms fully gives real scores, so their k-th best,
+        ``floor``, is at most the final k-th best. Take terms from the highest bound
+        down until the bounds left sum below ``floor``: a text holding none of the
+        terms taken scores below the k-th best (not even tied), so only the texts of
+        the terms taken are scored, each fully (the others' postings are looked up by
+        binary search: postings are sorted by slot). Sums run in query-term order, as
+        in the full scoring, so scores are bit-identical. None when pruning would not
+        pay (the terms taken cover most texts).
+        """
+        bounds = [repeats * lucene_idf(slots.shape[0], total) * (K1 + 1.0) * _BOUND_SLACK
+                  for slots, _tfs, repeats in terms]
+        order = sorted(range(len(terms)), key=lambda i: -bounds[i])
+        seeded: list[npt.NDArray[Any]] = []
+        for i in order:  # the rarest terms until they hold k texts
+            seeded.append(terms[i][0])
+            if sum(part.shape[0] for part in seeded) >= top_k:
+                break
+        seed = np.unique(np.concatenate(seeded))
+        floor = 0.0
+        if seed.shape[0] >= top_k:
+            seed_scores = self._scores_at(seed, terms, total, average)
+            floor = float(np.partition(seed_scores, seed.shape[0] - top_k)[
+                seed.shape[0] - top_k])
+        taken = 0
+        while taken < len(order) and math.fsum(bounds[i] for i in order[taken:]) >= floor:
+            taken += 1
+        if sum(terms[i][0].shape[0] for i in order[:taken]) > total // 2:
+            return None
+        candidates = np.unique(np.concatenate([terms[i][0] for i in order[:taken]]))
+        scores = self._scores_at(candidates, terms, total, average)
+        positive = np.flatnonzero(scores > 0.0)
+        return self._top(candidates[positive], scores[positive], top_k)
+
+    def _scores_at(self, candidates: npt.NDArray[Any], terms: list[_Term], total: int,
+                   average: float) -> FloatArray:
+        """Full BM25 of the texts at ``candidates`` (sorted slots), term by term."""
+        scores = np.zeros(candidates.shape[0], dtype=np.float64)
+        for slots, tfs, repeats in terms:
+            at = np.minimum(np.searchsorted(slots, candidates), slots.shape[0] - 1)
+            hit = slots[at] == candidates
+            if not hit.any():
+                continue
+            share = self._shares(candidates[hit], tfs[at[hit]], slots.shape[0], total,
+                                 average)
+            for _ in range(repeats):
+                scores[hit] += share
+        return scores
+
+
+_Term = tuple[npt.NDArray[Any], FloatArray, int]  # living slots (sorted), tfs, repeats
 
 
 def _grown(values: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
