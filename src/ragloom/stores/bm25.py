@@ -226,11 +226,12 @@ class BM25Index:
         self._dead = 0
 
     # -------------------------------------------------------------------- search
-    def _postings(self, term: str) -> tuple[npt.NDArray[Any], FloatArray]:
-        """Slots holding ``term`` (living ones) and its frequency in each."""
+    def _postings(self, term: str) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+        """Slots holding ``term`` (living ones, ascending) and its frequency in each
+        (integers: converting a long list is left to the texts actually scored)."""
         tid = self._term_id.get(term)
         if tid is None:
-            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint32)
         parts_s: list[npt.NDArray[Any]] = []
         parts_f: list[npt.NDArray[Any]] = []
         if tid + 1 < self._offsets.shape[0]:
@@ -244,9 +245,9 @@ class BM25Index:
         slots = np.concatenate(parts_s) if len(parts_s) != 1 else parts_s[0]
         tfs = np.concatenate(parts_f) if len(parts_f) != 1 else parts_f[0]
         if not self._dead:  # nothing removed since the last fold: every slot lives
-            return slots, tfs.astype(np.float64)
+            return slots, tfs
         living = self._alive[slots]
-        return slots[living], tfs[living].astype(np.float64)
+        return slots[living], tfs[living]
 
     def document_frequency(self, term: str) -> int:
         return int(self._postings(term)[0].shape[0])
@@ -289,11 +290,11 @@ class BM25Index:
         positive = np.flatnonzero(scores > 0.0)
         return self._top(positive, scores[positive], top_k)
 
-    def _shares(self, slots: npt.NDArray[Any], tfs: FloatArray, found: int, total: int,
+    def _shares(self, slots: npt.NDArray[Any], tfs: npt.NDArray[Any], found: int, total: int,
                 average: float) -> FloatArray:
         """One occurrence's share of the score at ``slots`` for a term in ``found`` texts."""
         fts5 = fts5_idf(found, total) * saturation(
-            tfs, self._lengths[slots].astype(np.float64), average)
+            tfs.astype(np.float64), self._lengths[slots].astype(np.float64), average)
         return contributions(fts5, found, total)
 
     def _top(self, slots: npt.NDArray[Any], scores: FloatArray,
@@ -313,13 +314,13 @@ class BM25Index:
 
         A term adds at most ``bound`` = repeats * idf * (k1 + 1) to any text. Scoring
         the texts of the rarest terms fully gives real scores, so their k-th best,
-        ``floor``, is at most the final k-th best. Take terms from the highest bound
-        down until the bounds left sum below ``floor``: a text holding none of the
-        terms taken scores below the k-th best (not even tied), so only the texts of
-        the terms taken are scored, each fully (the others' postings are looked up by
-        binary search: postings are sorted by slot). Sums run in query-term order, as
-        in the full scoring, so scores are bit-identical. None when pruning would not
-        pay (the terms taken cover most texts).
+        ``floor``, is at most the final k-th best. Terms are taken from the highest
+        bound down until the bounds left sum below ``floor``; a text holding none of
+        the terms taken scores below the k-th best. The terms taken are scored on
+        every text they hold (a partial score, a lower bound too, so it may raise the
+        floor); only texts whose partial score plus the bounds left reach the floor
+        are scored fully, term by term in query order as the full scoring adds them,
+        so scores are bit-identical. None when pruning would not pay.
         """
         bounds = [repeats * lucene_idf(slots.shape[0], total) * (K1 + 1.0) * _BOUND_SLACK
                   for slots, _tfs, repeats in terms]
@@ -330,17 +331,37 @@ class BM25Index:
             if sum(part.shape[0] for part in seeded) >= top_k:
                 break
         seed = np.unique(np.concatenate(seeded))
-        floor = 0.0
-        if seed.shape[0] >= top_k:
-            seed_scores = self._scores_at(seed, terms, total, average)
-            floor = float(np.partition(seed_scores, seed.shape[0] - top_k)[
-                seed.shape[0] - top_k])
+        floor = _kth_best(self._scores_at(seed, terms, total, average), top_k)
         taken = 0
         while taken < len(order) and math.fsum(bounds[i] for i in order[taken:]) >= floor:
             taken += 1
         if sum(terms[i][0].shape[0] for i in order[:taken]) > total // 2:
             return None
-        candidates = np.unique(np.concatenate([terms[i][0] for i in order[:taken]]))
+        partial = np.zeros(len(self._ids), dtype=np.float64)
+        for i in order[:taken]:
+            slots, tfs, repeats = terms[i]
+            partial[slots] += repeats * self._shares(slots, tfs, slots.shape[0], total, average)
+        # A text's score is at most its partial score plus the bounds still to add; the
+        # margin keeps texts whose bound ties the floor within rounding.
+        rest = math.fsum(bounds[i] for i in order[taken:])
+        candidates = np.flatnonzero(partial + rest >= floor * (1.0 - 1e-9))
+        if candidates.shape[0] > total // 4:
+            return None
+        bound = partial[candidates]
+        for number, i in enumerate(order[taken:], start=taken):
+            # Partial scores are real lower bounds: their k-th best may raise the floor.
+            floor = max(floor, _kth_best(bound, top_k))
+            rest = math.fsum(bounds[j] for j in order[number:])
+            keep = bound + rest >= floor * (1.0 - 1e-9)
+            candidates, bound = candidates[keep], bound[keep]
+            slots, tfs, repeats = terms[i]
+            at = np.minimum(np.searchsorted(slots, candidates), slots.shape[0] - 1)
+            hit = slots[at] == candidates
+            bound[hit] += repeats * self._shares(candidates[hit], tfs[at[hit]],
+                                                 slots.shape[0], total, average)
+        # Summed in another order than the full scoring's: the survivors are scored
+        # again, in query-term order, for bit-identical scores.
+        candidates = candidates[bound >= max(floor, _kth_best(bound, top_k)) * (1.0 - 1e-9)]
         scores = self._scores_at(candidates, terms, total, average)
         positive = np.flatnonzero(scores > 0.0)
         return self._top(candidates[positive], scores[positive], top_k)
@@ -361,7 +382,14 @@ class BM25Index:
         return scores
 
 
-_Term = tuple[npt.NDArray[Any], FloatArray, int]  # living slots (sorted), tfs, repeats
+_Term = tuple[npt.NDArray[Any], npt.NDArray[Any], int]  # living slots (sorted), tfs, repeats
+
+
+def _kth_best(scores: FloatArray, k: int) -> float:
+    """The k-th largest of ``scores`` (0 when there are fewer than k)."""
+    if scores.shape[0] < k:
+        return 0.0
+    return float(np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k])
 
 
 def _grown(values: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
