@@ -29,8 +29,10 @@ from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
-from ragloom.retrieval.search import search
+from ragloom.retrieval.search import check_query, search
+from ragloom.retrieval.threads import single_blas_thread
 from ragloom.server.openai_compat.errors import bad_request
+from ragloom.server.openai_compat.ranked_passes import RankedPasses, can_rank_once
 from ragloom.types import QueryMatch
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
@@ -209,11 +211,15 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
         kb.check_embedder()
     once: dict[int, QueryOnce] = {}  # one per embedder: stores sharing it embed once
     targets = [(kb, once.setdefault(id(kb.embedder), QueryOnce(kb.embedder))) for kb in kbs]
+    rankings = _rankings(targets, request, query)
     hits: list[FileHit] = []
     for _ in range(MAX_PASSES):
         found = [h.file_id for h in hits]
-        matches, more = _matches(targets, request, query, (limit - len(hits)) * PER_FILE,
-                                 found)
+        top_k = (limit - len(hits)) * PER_FILE
+        if rankings is not None:
+            matches, more = _taken(rankings, top_k, found)
+        else:
+            matches, more = _matches(targets, request, query, top_k, found)
         hits += group_by_file(matches, limit - len(hits), threshold)
         below = threshold is not None and bool(matches) and matches[-1].score < threshold
         if len(hits) >= limit or not more or below:
@@ -221,6 +227,35 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     # Later passes rank without the files found first; order everything by score.
     hits.sort(key=lambda h: -h.score)
     return query, hits
+
+
+def _rankings(targets: Sequence[tuple[VectorKnowledgeBase, QueryOnce]],
+              request: SearchRequest, query: str) -> list[RankedPasses] | None:
+    """One ranking per store that later passes read further down (vector and keyword
+    mode), or None: every pass searches again (see ranked_passes)."""
+    rankings = []
+    for kb, embedder in targets:
+        options = search_options(request, kb.search_options)
+        if not can_rank_once(kb.store, options):
+            return None
+        rankings.append(RankedPasses(kb.store, embedder, check_query(query), options,
+                                     kb.name))
+    return rankings
+
+
+def _taken(rankings: Sequence[RankedPasses], top_k: int, exclude: Sequence[str]
+           ) -> tuple[list[QueryMatch], bool]:
+    """What :func:`_matches` gives, read from the rankings."""
+    matches: list[QueryMatch] = []
+    more = False
+    with single_blas_thread():
+        for ranking in rankings:
+            found, has_more = ranking.take(top_k, exclude)
+            more = more or has_more
+            matches.extend(found)
+    if len(rankings) > 1:
+        matches.sort(key=lambda m: -m.score)
+    return matches, more
 
 
 def _matches(targets: Sequence[tuple[VectorKnowledgeBase, QueryOnce]], request: SearchRequest,
