@@ -3,11 +3,12 @@ transformers → embedder → store.
 
 Documents stream through: the pipeline holds one batch of chunks (``batch_size``,
 spanning documents) and the documents of the file being read, never the
-collection. Embeddings are computed one batch at a time; each document is then
-stored with :meth:`~ragloom.protocols.DocumentIndex.replace_document`, one
-transaction, so a run killed at any point leaves whole documents: those committed
-are unchanged on the next run, the others are ingested again (an embedding cache
-such as :class:`ragloom.resilience.CachedEmbedder` spares re-embedding them).
+collection. Embeddings are computed one batch at a time; the batch's documents are
+then stored whole (in one ``replace_documents`` call where the store has it, else one
+``replace_document`` each: see :mod:`ragloom.ingestion.writer`), so a run killed at
+any point leaves whole documents: those committed are unchanged on the next run, the
+others are ingested again (an embedding cache such as
+:class:`ragloom.resilience.CachedEmbedder` spares re-embedding them).
 
 From files (:meth:`IngestionPipeline.run_paths`), a file whose bytes and settings
 match the store's record is skipped before parsing; the others are parsed (plain
@@ -26,19 +27,21 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from ragloom.errors import EmbedderMismatchError, InvalidInputError, StoreError
-from ragloom.ingestion.manifest import PART_COUNT_KEY, Manifest, ManifestEntry, hash_file
-from ragloom.ingestion.report import IngestEvent, IngestReport, Outcome, ProgressCallback
+from ragloom.errors import InvalidInputError, StoreError
+from ragloom.ingestion.manifest import Manifest, hash_file
+from ragloom.ingestion.report import IngestEvent, IngestReport, ProgressCallback
 from ragloom.ingestion.sources import FileSelection, SourceFile, list_files
 from ragloom.ingestion.transformers import DocumentTransformer, settings_of
 from ragloom.ingestion.worker import ParseOptions, ParseWorker
+from ragloom.ingestion.writer import BatchDocumentIndex as BatchDocumentIndex
+from ragloom.ingestion.writer import GraphStep as GraphStep
+from ragloom.ingestion.writer import Writer
+from ragloom.ingestion.writer import check_embedder as check_embedder
 from ragloom.loaders.base import LoadResult
 from ragloom.protocols import Chunker, DocumentIndex, EmbeddingProvider, VectorStore
-from ragloom.types import Document, Embedding, TextChunk, TextDocument, VectorEntry, text_hash
+from ragloom.types import Document, TextDocument
 
 # How far the file reader may run ahead of the embedder. The writer takes a whole
 # batch (hundreds of small files) at once; a reader held a few files ahead must then
@@ -47,45 +50,6 @@ from ragloom.types import Document, Embedding, TextChunk, TextDocument, VectorEn
 # for a few batches, with a file count for files that hold little.
 _AHEAD_CHARACTERS = 2_000_000
 _AHEAD_FILES = 2048
-
-
-def check_embedder(index: DocumentIndex, embedder: EmbeddingProvider, name: str) -> None:
-    """Refuse an embedder other than the one the knowledge base was built with."""
-    info = index.collection_info()
-    if info is not None and info.embedder != embedder.name:
-        raise EmbedderMismatchError(
-            f"knowledge base {name!r} was built with {info.embedder} "
-            f"({info.dimension} dimensions); it cannot be searched with {embedder.name}. "
-            f"Use --embedder {info.embedder}, or ingest into another knowledge base."
-        )
-
-
-@dataclass
-class _FileState:
-    """The documents of one file in flight; the file's leftovers go when all are done."""
-
-    path: str
-    remaining: int
-    leftovers: list[ManifestEntry] = field(default_factory=list)
-
-
-@dataclass
-class _Job:
-    document: TextDocument
-    chunks: list[TextChunk]
-    replaces: bool
-    file: _FileState | None
-
-
-class GraphStep(Protocol):
-    """An extra step per stored document (knowledge-graph extraction, ragloom.graph):
-    ``prepare`` runs just before the document's transaction; ``settings`` joins the
-    pipeline's, so changing the step re-ingests documents."""
-
-    @property
-    def settings(self) -> str: ...
-
-    def prepare(self, document: TextDocument, chunks: Sequence[TextChunk]) -> None: ...
 
 
 class IngestionPipeline:
@@ -145,7 +109,7 @@ class IngestionPipeline:
         """
         started = time.perf_counter()
         report = report if report is not None else IngestReport()
-        writer = _Writer(self, report, progress, overlap=read_ahead)
+        writer = Writer(self, report, progress, overlap=read_ahead)
         try:
             if read_ahead:
                 for _kind, _source, (document, chunks) in self._ahead(
@@ -176,7 +140,7 @@ class IngestionPipeline:
         files = list(list_files(paths, selection))
         if on_files is not None:
             on_files(len(files))
-        writer = _Writer(self, report, progress, overlap=True)
+        writer = Writer(self, report, progress, overlap=True)
         try:
             for kind, path, payload in self._ahead(self._file_items(files, manifest, parsing)):
                 if kind == "skip":
@@ -306,174 +270,6 @@ class IngestionPipeline:
         return ("file", path, worker.load(path))
 
 
-class _Writer:
-    """Documents in, batches of chunks embedded and stored, events out.
-
-    With ``overlap``, a batch is embedded on a background thread while the calling
-    thread stores the batch before it and gathers the next one, so the embedder
-    (which holds the cores without the GIL) never waits for SQLite or the splitter.
-    Events are emitted and documents stored on the calling thread alone, in order.
-    """
-
-    def __init__(self, pipeline: IngestionPipeline, report: IngestReport,
-                 progress: ProgressCallback | None, *, overlap: bool = False) -> None:
-        self.p = pipeline
-        self.report = report
-        self.progress = progress
-        self.settings = pipeline.settings
-        self.pending: list[_Job] = []
-        self.pending_chunks = 0
-        self.bound = False
-        self.overlap = overlap
-        self._executor: ThreadPoolExecutor | None = None
-        self._embedding: tuple[list[_Job], Future[tuple[list[Embedding], int]]] | None = None
-
-    def emit(self, event: IngestEvent) -> None:
-        self.report.record(event)
-        if self.progress is not None:
-            self.progress(event)
-
-    def _finish(self, state: _FileState | None, source: str, outcome: Outcome,
-                chunks: int = 0, reason: str = "") -> None:
-        last = True
-        if state is not None:
-            # Each document finishes once, so zero means the whole file is stored: only
-            # then do the records the file lost go (a kill before leaves them, and the
-            # manifest sees the file as incomplete next time).
-            state.remaining -= 1
-            last = state.remaining == 0
-            if last and state.leftovers:
-                self.p.index.delete_documents([e.id for e in state.leftovers])
-                self.report.removed.extend(e.source for e in state.leftovers)
-        self.emit(IngestEvent(source=source, outcome=outcome, chunks=chunks, reason=reason,
-                              last_of_file=last))
-
-    def unchanged(self, entries: Sequence[ManifestEntry]) -> None:
-        for position, entry in enumerate(entries):
-            self.emit(IngestEvent(source=entry.source, outcome="unchanged",
-                                  chunks=entry.chunk_count,
-                                  last_of_file=position == len(entries) - 1))
-
-    def add_file(self, path: str, results: list[LoadResult], stored: list[ManifestEntry],
-                 presplit: dict[str, Any] | None = None) -> None:
-        documents = [r.document for r in results if r.document is not None]
-        sources = {r.source for r in results}
-        state = _FileState(path=path, remaining=len(results))
-        if documents:
-            # A file that fails now keeps what it had; one that parses drops records it lost.
-            state.leftovers = [e for e in stored if e.source not in sources]
-        for result in results:
-            if result.document is None:
-                self._finish(state, result.source, "skipped", reason=result.reason or "")
-                continue
-            document = result.document
-            if "parent_source" in document.metadata:
-                document = TextDocument(
-                    id=document.id, source=document.source, text=document.text,
-                    metadata={**document.metadata, PART_COUNT_KEY: len(documents)})
-            self.add(document, state, (presplit or {}).get(document.id))
-
-    def add(self, document: Document, state: _FileState | None,
-            presplit: list[TextChunk] | None = None) -> None:
-        if not isinstance(document, TextDocument):
-            self._finish(state, document.source, "skipped",
-                         reason=f"{type(document).__name__} has no text to index")
-            return
-        for transformer in self.p.document_transformers:
-            changed = transformer.transform(document)
-            if changed is None:
-                self._finish(state, document.source, "skipped",
-                             reason=f"left out by {type(transformer).__name__}")
-                return
-            document = changed
-        if not document.text.strip():
-            self._finish(state, document.source, "skipped", reason="no text (empty document)")
-            return
-        content_hash = str(document.metadata.get("content_hash") or text_hash(document.text))
-        stored = self.p.index.find_document(document.source)
-        if (stored is not None and stored.id == document.id
-                and stored.content_hash == content_hash and stored.settings == self.settings
-                and stored.metadata.get(PART_COUNT_KEY) == document.metadata.get(PART_COUNT_KEY)):
-            self._finish(state, document.source, "unchanged", chunks=stored.chunk_count)
-            return
-        chunks = (presplit if presplit is not None and not self.p.document_transformers
-                  else [c for c in self.p.chunker.split(document) if c.text.strip()])
-        if not chunks:
-            self._finish(state, document.source, "skipped",
-                         reason="no text left after splitting")
-            return
-        self.pending.append(_Job(document=document, chunks=chunks,
-                                 replaces=stored is not None, file=state))
-        self.pending_chunks += len(chunks)
-        if self.pending_chunks >= self.p.batch_size:
-            self.flush()
-
-    def flush(self) -> None:
-        """Embed the pending documents and store them; with ``overlap``, start
-        embedding them and store the batch embedded before."""
-        if not self.pending:
-            return
-        pending, self.pending, self.pending_chunks = self.pending, [], 0
-        if not self.bound:
-            check_embedder(self.p.index, self.p.embedder, self.p.name)
-            self.p.index.bind_embedder(self.p.embedder.name, self.p.embedder.dimension)
-            self.bound = True
-        texts = [chunk.text for job in pending for chunk in job.chunks]
-        if not self.overlap:
-            self._store(pending, self._embed(texts))
-            return
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(1, thread_name_prefix="ragloom-embed")
-        future = self._executor.submit(self._embed, texts)
-        previous, self._embedding = self._embedding, (pending, future)
-        if previous is not None:
-            self._store(previous[0], previous[1].result())
-
-    def finish(self) -> None:
-        """Flush, then store the batch still being embedded."""
-        self.flush()
-        if self._embedding is not None:
-            pending, future = self._embedding
-            self._embedding = None
-            self._store(pending, future.result())
-
-    def close(self) -> None:
-        """Stop the embedding thread (after a failure: a batch not stored is dropped;
-        its documents are ingested again next time)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
-        self._embedding = None
-
-    def _embed(self, texts: list[str]) -> tuple[list[Embedding], int]:
-        """The embeddings, and how many texts the model itself saw."""
-        misses = _misses(self.p.embedder)
-        embeddings = self.p.embedder.embed_documents(texts)
-        if len(embeddings) != len(texts):
-            raise InvalidInputError(
-                f"{self.p.embedder.name} returned {len(embeddings)} embeddings "
-                f"for {len(texts)} texts")
-        # Behind a cache, only the texts the model really saw count as embedded.
-        after = _misses(self.p.embedder)
-        return embeddings, (len(texts) if misses is None or after is None
-                            else after - misses)
-
-    def _store(self, pending: list[_Job], embedded: tuple[list[Embedding], int]) -> None:
-        embeddings, count = embedded
-        self.report.texts_embedded += count
-        position = 0
-        for job in pending:
-            entries = [VectorEntry(chunk=chunk, embedding=embeddings[position + i])
-                       for i, chunk in enumerate(job.chunks)]
-            position += len(job.chunks)
-            if self.p.graph is not None:
-                self.p.graph.prepare(job.document, job.chunks)
-            self.p.index.replace_document(job.document, entries, settings=self.settings)
-            self.report.chunks_written += len(entries)
-            self._finish(job.file, job.document.source,
-                         "replaced" if job.replaces else "new", chunks=len(entries))
-
-
 def _characters(item: tuple[str, str, Any]) -> int:
     """The text a reader item holds (0 for skips and unchanged files)."""
     if item[0] == "document":
@@ -510,8 +306,3 @@ class _Backlog:
         with self._changed:
             self.used -= amount
             self._changed.notify_all()
-
-
-def _misses(embedder: EmbeddingProvider) -> int | None:
-    value = getattr(embedder, "misses", None)
-    return value if isinstance(value, int) else None

@@ -502,35 +502,54 @@ class SqliteVectorStore:
     ) -> None:
         """Store a document and its chunks in one transaction, replacing any earlier
         document with the same source (or id) and all of its chunks."""
-        check_document_entries(document, entries)
-        vectors = self._dense(entries)
+        self.replace_documents([(document, entries)], settings=settings)
+
+    def replace_documents(
+        self, items: Sequence[tuple[Document, Sequence[VectorEntry]]], *, settings: str = ""
+    ) -> None:
+        """:meth:`replace_document` for several documents, one after another, in one
+        transaction (all or none are stored): what a batch of ingested documents costs."""
+        writes = []
+        for document, entries in items:
+            check_document_entries(document, entries)
+            writes.append((document, entries, self._dense(entries)))
+        if not writes:
+            return
         now = time.time()
         with self._lock:
+            applied = []
             with self._write() as conn:
                 cid = self._ensure_collection(conn)
-                old = conn.execute(
-                    "SELECT id, created FROM documents WHERE collection_id = ? "
-                    "AND (source = ? OR id = ?)", (cid, document.source, document.id)).fetchall()
-                doomed = {row[0] for row in old} | {document.id}
-                created = min((row[1] for row in old), default=now)
-                removed, _ = self._delete_chunks(conn, BY_DOCUMENTS, (cid, ids_json(doomed)))
-                conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id {IN_JSON}",
-                             (cid, ids_json(doomed)))
-                touched = self._upsert(conn, cid, entries, vectors)
-                conn.execute(
-                    "INSERT INTO documents (collection_id, id, source, content_hash, settings, "
-                    "metadata, chunk_count, created, updated) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                    (cid, document.id, document.source,
-                     str(document.metadata.get("content_hash", "")), settings,
-                     to_json(dict(document.metadata)), created, now))
-                conn.execute(RECOUNT, (cid, ids_json(touched | {document.id})))
-                for hook in self.write_hooks:
-                    hook(conn, cid, document)
+                for document, entries, vectors in writes:
+                    old = conn.execute(
+                        "SELECT id, created FROM documents WHERE collection_id = ? "
+                        "AND (source = ? OR id = ?)",
+                        (cid, document.source, document.id)).fetchall()
+                    doomed = {row[0] for row in old} | {document.id}
+                    created = min((row[1] for row in old), default=now)
+                    removed, _ = self._delete_chunks(conn, BY_DOCUMENTS,
+                                                     (cid, ids_json(doomed)))
+                    conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id "
+                                 f"{IN_JSON}", (cid, ids_json(doomed)))
+                    touched = self._upsert(conn, cid, entries, vectors)
+                    conn.execute(
+                        "INSERT INTO documents (collection_id, id, source, content_hash, "
+                        "settings, metadata, chunk_count, created, updated) "
+                        "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                        (cid, document.id, document.source,
+                         str(document.metadata.get("content_hash", "")), settings,
+                         to_json(dict(document.metadata)), created, now))
+                    conn.execute(RECOUNT, (cid, ids_json(touched | {document.id})))
+                    for hook in self.write_hooks:
+                        hook(conn, cid, document)
+                    applied.append((removed, entries, vectors))
                 generation = self._bump(conn, cid)
-            if self._matrix is not None:
-                self._matrix.remove(removed)
-                self._matrix.upsert(vectors)
-            self._memory.update(removed, entries)
+            # In order: a later document of the batch may have replaced an earlier one.
+            for removed, entries, vectors in applied:
+                if self._matrix is not None:
+                    self._matrix.remove(removed)
+                    self._matrix.upsert(vectors)
+                self._memory.update(removed, entries)
             self._generation = generation
 
     def delete_where(self, filters: MetadataFilters | None) -> int:

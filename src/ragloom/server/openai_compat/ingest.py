@@ -46,6 +46,10 @@ from ragloom.types import TextDocument
 
 log = logging.getLogger("ragloom.server.openai.ingest")
 
+#: Files one replica claims at a time: fewer than one stream takes alone, so that
+#: replicas share a large batch.
+CLAIM = 512
+
 
 def error_code(reason: str) -> str:
     if "unknown type" in reason or "unsupported format" in reason:
@@ -98,13 +102,16 @@ def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str,
 
 class VectorStoreIngestor:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections, *,
-                 batch: int = 512, lease_seconds: float = 30.0) -> None:
+                 batch: int = 4096, lease_seconds: float = 30.0) -> None:
         self.db = db
         self.collections = collections
         self.batch = batch
         self.lease_seconds = lease_seconds
         self.owner = f"replica_{secrets.token_hex(8)}"
-        self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
+        # One entry per submission, so the worker takes a request's files together (a
+        # stream that ends between two groups leaves the encoder idle while the next
+        # one starts).
+        self._queue: queue.Queue[list[tuple[str, str]]] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.idle = threading.Event()
@@ -118,9 +125,10 @@ class VectorStoreIngestor:
             if self._thread is not None:
                 return
             if not self.db.shared:
-                for row in self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
-                                        "WHERE status = 'in_progress' ORDER BY rowid"):
-                    self._queue.put((row["vs_id"], row["file_id"]))
+                left = self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
+                                    "WHERE status = 'in_progress' ORDER BY rowid")
+                if left:
+                    self._queue.put([(row["vs_id"], row["file_id"]) for row in left])
             else:
                 threading.Thread(target=self._beat, name="ragloom-oai-lease",
                                  daemon=True).start()
@@ -131,16 +139,16 @@ class VectorStoreIngestor:
     def submit(self, items: list[tuple[str, str]]) -> None:
         self.ensure_started()
         self.idle.clear()
-        for item in items:
-            self._queue.put(item)
+        if items:
+            self._queue.put(list(items))
 
     # ------------------------------------------------------------------- working
     def _next_items(self) -> list[tuple[str, str]]:
         if not self.db.shared:
-            items = [self._queue.get()]
+            items = self._queue.get()
             while len(items) < self.batch:
                 try:
-                    items.append(self._queue.get_nowait())
+                    items.extend(self._queue.get_nowait())
                 except queue.Empty:
                     break
             return items
@@ -166,7 +174,7 @@ class VectorStoreIngestor:
             rows = conn.execute(
                 "SELECT vs_id, file_id FROM oai_vs_files WHERE status = 'in_progress' AND "
                 "(lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
-                (stamp, self.batch)).fetchall()
+                (stamp, min(self.batch, CLAIM))).fetchall()
             conn.executemany(
                 "UPDATE oai_vs_files SET lease_owner = ?, lease_until = ? "
                 "WHERE vs_id = ? AND file_id = ?",
