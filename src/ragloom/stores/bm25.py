@@ -27,6 +27,7 @@ proportional to its size. No per-text term lists are kept.
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -337,17 +338,23 @@ class BM25Index:
             taken += 1
         if sum(terms[i][0].shape[0] for i in order[:taken]) > total // 2:
             return None
-        partial = np.zeros(len(self._ids), dtype=np.float64)
-        for i in order[:taken]:
-            slots, tfs, repeats = terms[i]
-            partial[slots] += repeats * self._shares(slots, tfs, slots.shape[0], total, average)
-        # A text's score is at most its partial score plus the bounds still to add; the
-        # margin keeps texts whose bound ties the floor within rounding.
         rest = math.fsum(bounds[i] for i in order[taken:])
-        candidates = np.flatnonzero(partial + rest >= floor * (1.0 - 1e-9))
+        touched = np.concatenate([terms[i][0] for i in order[:taken]])
+        partial = self._zeroed(len(self._ids))
+        try:
+            for i in order[:taken]:
+                slots, tfs, repeats = terms[i]
+                partial[slots] += repeats * self._shares(slots, tfs, slots.shape[0], total,
+                                                         average)
+            # A text's score is at most its partial score plus the bounds still to add;
+            # the margin keeps texts whose bound ties the floor within rounding.
+            reach = partial[touched] + rest >= floor * (1.0 - 1e-9)
+            candidates = np.unique(touched[reach])
+            bound = partial[candidates]
+        finally:
+            partial[touched] = 0.0
         if candidates.shape[0] > total // 4:
             return None
-        bound = partial[candidates]
         for number, i in enumerate(order[taken:], start=taken):
             # Partial scores are real lower bounds: their k-th best may raise the floor.
             floor = max(floor, _kth_best(bound, top_k))
@@ -366,6 +373,13 @@ class BM25Index:
         positive = np.flatnonzero(scores > 0.0)
         return self._top(candidates[positive], scores[positive], top_k)
 
+    def _zeroed(self, size: int) -> FloatArray:
+        """This thread's all-zero score buffer, at least ``size`` long."""
+        buffer: FloatArray | None = getattr(_SCRATCH, "buffer", None)
+        if buffer is None or buffer.shape[0] < size:
+            buffer = _SCRATCH.buffer = np.zeros(max(size, 1024), dtype=np.float64)
+        return buffer
+
     def _scores_at(self, candidates: npt.NDArray[Any], terms: list[_Term], total: int,
                    average: float) -> FloatArray:
         """Full BM25 of the texts at ``candidates`` (sorted slots), term by term."""
@@ -381,6 +395,10 @@ class BM25Index:
                 scores[hit] += share
         return scores
 
+
+# Per searching thread, shared by every index: a score per slot, all zeros between
+# searches, so a pruned search touches only the postings it reads, not an N-long array.
+_SCRATCH = threading.local()
 
 _Term = tuple[npt.NDArray[Any], npt.NDArray[Any], int]  # living slots (sorted), tfs, repeats
 
