@@ -207,3 +207,33 @@ def test_pruned_search_equals_scoring_every_posting(
         monkeypatch.setattr(BM25Index, "_pruned_search", original)
         assert pruned == full  # ids, order and scores, bit for bit
     assert pruned_ran > len(queries)  # the pruned path answered most of them
+
+
+def test_a_selective_filter_scores_only_its_texts_with_the_same_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragloom.stores.bm25 as bm25
+
+    corpus = _zipf_corpus(7, 3000)
+    index = BM25Index()
+    index.add(corpus)
+    index.remove([item for item, _ in corpus[::11]])
+    allowed = [item for item, _ in corpus[::37]] + ["missing"]
+    queries = [" ".join(text.split()[:6]) for _, text in corpus[5:400:13]] + ["w0 w0 w1 w299"]
+    calls = 0
+    original = BM25Index._scores_at
+
+    def counting(self: BM25Index, *args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return original(self, *args)  # type: ignore[arg-type]
+
+    for top_k in (1, 10, 50):
+        monkeypatch.setattr(bm25, "_PRUNE_AT", 10**12)
+        full = [index.search(query, top_k, allowed=allowed) for query in queries]
+        monkeypatch.setattr(bm25, "_PRUNE_AT", 0)
+        monkeypatch.setattr(BM25Index, "_scores_at", counting)
+        narrowed = [index.search(query, top_k, allowed=allowed) for query in queries]
+        monkeypatch.setattr(BM25Index, "_scores_at", original)
+        assert narrowed == full
+        assert all(item in set(allowed) for hits in narrowed for item, _ in hits)
+    assert calls >= len(queries)  # the narrowed path answered

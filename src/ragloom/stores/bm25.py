@@ -273,8 +273,16 @@ class BM25Index:
                 terms.append((slots, tfs, repeats))
         if not terms:
             return []
-        if allowed is None and len(terms) > 1 and sum(
-                t[0].shape[0] for t in terms) > _PRUNE_AT:
+        postings = sum(t[0].shape[0] for t in terms)
+        if allowed is not None and postings > _PRUNE_AT:
+            chosen = np.array(sorted({self._slot[i] for i in allowed if i in self._slot}),
+                              dtype=np.int64)
+            if chosen.shape[0] * len(terms) < postings // 4:
+                # A selective filter: score just its texts (binary search per term).
+                scores_at = self._scores_at(chosen, terms, total, average)
+                positive = np.flatnonzero(scores_at > 0.0)
+                return self._top(chosen[positive], scores_at[positive], top_k)
+        if allowed is None and len(terms) > 1 and postings > _PRUNE_AT:
             pruned = self._pruned_search(terms, top_k, total, average)
             if pruned is not None:
                 return pruned
@@ -349,7 +357,7 @@ class BM25Index:
             # A text's score is at most its partial score plus the bounds still to add;
             # the margin keeps texts whose bound ties the floor within rounding.
             reach = partial[touched] + rest >= floor * (1.0 - 1e-9)
-            candidates = np.unique(touched[reach])
+            candidates = self._distinct_slots(touched[reach])
             bound = partial[candidates]
         finally:
             partial[touched] = 0.0
@@ -373,6 +381,18 @@ class BM25Index:
         positive = np.flatnonzero(scores > 0.0)
         return self._top(candidates[positive], scores[positive], top_k)
 
+    def _distinct_slots(self, slots: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """``slots`` without repeats, in no particular order (cheaper than a sort):
+        each slot's last position is written into a scratch table, and a slot is kept
+        where it reads its own position back."""
+        table: npt.NDArray[np.int64] | None = getattr(_SCRATCH, "owners", None)
+        if table is None or table.shape[0] < len(self._ids):
+            table = _SCRATCH.owners = np.empty(max(len(self._ids), 1024), dtype=np.int64)
+        positions = np.arange(slots.shape[0], dtype=np.int64)
+        table[slots] = positions
+        distinct: npt.NDArray[Any] = slots[table[slots] == positions]
+        return distinct
+
     def _zeroed(self, size: int) -> FloatArray:
         """This thread's all-zero score buffer, at least ``size`` long."""
         buffer: FloatArray | None = getattr(_SCRATCH, "buffer", None)
@@ -382,7 +402,7 @@ class BM25Index:
 
     def _scores_at(self, candidates: npt.NDArray[Any], terms: list[_Term], total: int,
                    average: float) -> FloatArray:
-        """Full BM25 of the texts at ``candidates`` (sorted slots), term by term."""
+        """Full BM25 of the texts at ``candidates`` (distinct slots), term by term."""
         scores = np.zeros(candidates.shape[0], dtype=np.float64)
         for slots, tfs, repeats in terms:
             at = np.minimum(np.searchsorted(slots, candidates), slots.shape[0] - 1)
