@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from ragloom.chunking import LineSplitter
@@ -20,8 +19,8 @@ from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.stores.memory import InMemoryVectorStore
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.testing import HashingEmbedder
-from ragloom.testing.store_conformance import entry, make_chunk
-from ragloom.types import Document, TextDocument, VectorEntry
+from ragloom.testing.store_conformance import versioned_document as _document
+from ragloom.types import Document, TextDocument
 
 _names = itertools.count()
 
@@ -133,17 +132,6 @@ def test_a_failed_batch_leaves_no_document_and_no_event(tmp_path: Path) -> None:
     stored = sorted(d.source for d in store.list_documents())
     assert seen == stored == ["doc0", "doc1", "doc2"]
     store.close()
-
-
-def _document(source: str, words: list[str], seed: int, dim: int = 8
-              ) -> tuple[Document, list[VectorEntry]]:
-    document = TextDocument(id=f"id-{source}-{len(words)}", source=source,
-                            text=" ".join(words), metadata={"content_hash": f"h{seed}"})
-    rng = np.random.default_rng(seed)
-    entries = [entry(make_chunk(f"{document.id}#{i}", word, {"source": source},
-                                document_id=document.id), rng.standard_normal(dim))
-               for i, word in enumerate(words)]
-    return document, entries
 
 
 def test_sqlite_batch_keeps_its_loaded_vectors_and_keywords_in_step(tmp_path: Path) -> None:

@@ -13,24 +13,13 @@ import pytest
 from ragloom.errors import DimensionMismatchError, InvalidInputError
 from ragloom.stores.bm25 import BM25Index
 from ragloom.testing.store_conformance import entry, make_chunk
-from ragloom.types import Document, TextDocument, VectorEntry
+from ragloom.testing.store_conformance import versioned_document as _document
 
 
 @pytest.fixture(params=["pgvector", "milvus"])
 def make_server_store(request: pytest.FixtureRequest) -> Callable[..., Any]:
     fixture = "make_pg_store" if request.param == "pgvector" else "make_milvus_store"
     return request.getfixturevalue(fixture)  # type: ignore[no-any-return]
-
-
-def _document(source: str, words: list[str], seed: int, dim: int = 8
-              ) -> tuple[Document, list[VectorEntry]]:
-    document = TextDocument(id=f"id-{source}-{len(words)}", source=source,
-                            text=" ".join(words), metadata={"content_hash": f"h{seed}"})
-    rng = np.random.default_rng(seed)
-    entries = [entry(make_chunk(f"{document.id}#{i}", word, {"source": source},
-                                document_id=document.id), rng.standard_normal(dim))
-               for i, word in enumerate(words)]
-    return document, entries
 
 
 def _state(store: Any) -> tuple[Any, ...]:
@@ -73,7 +62,7 @@ def test_a_refused_batch_writes_nothing(make_server_store: Any) -> None:
                            np.ones(8))]
     with pytest.raises(InvalidInputError):
         store.replace_documents([good, (stray_doc, stray_entries)])
-    wide = _document("c", ["gamma"], 3, dim=4)
+    wide = _document("c", ["gamma"], 3, dimension=4)
     store.replace_document(*_document("z", ["zeta"], 9))
     with pytest.raises(DimensionMismatchError):
         store.replace_documents([good, wide])

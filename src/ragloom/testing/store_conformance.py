@@ -94,6 +94,19 @@ def document_entries(
     return document, entries
 
 
+def versioned_document(source: str, words: list[str], seed: int, dimension: int = 8
+                       ) -> tuple[TextDocument, list[VectorEntry]]:
+    """A document whose id and content hash come from its words and ``seed``: the same
+    arguments give the same document (an unchanged re-ingest), others a new version."""
+    document = TextDocument(id=f"id-{source}-{len(words)}", source=source,
+                            text=" ".join(words), metadata={"content_hash": f"h{seed}"})
+    rng = np.random.default_rng(seed)
+    entries = [entry(make_chunk(f"{document.id}#{i}", word, {"source": source},
+                                document_id=document.id), rng.standard_normal(dimension))
+               for i, word in enumerate(words)]
+    return document, entries
+
+
 def brute_force(matrix: np.ndarray[Any, Any], ids: list[str], query: np.ndarray[Any, Any],
                 metric: str, k: int) -> list[tuple[str, float]]:
     """Reference top-k: (id, raw measure), best first, ties by id."""
