@@ -47,8 +47,9 @@ _MERGE_AT = 50_000
 #: Queries touching fewer postings than this score every posting (it is fast enough);
 #: above it, texts that cannot reach the top k are skipped (see ``BM25Index.search``).
 _PRUNE_AT = 200_000
-# A term's share of a score is idf * saturation, and saturation < k1 + 1; the slack
-# covers the rounding of the FTS5-idf round trip in ``contributions``.
+# A term's share of a score is idf * saturation, and saturation <= the term's peak
+# (``BM25Index._peak``) < k1 + 1; the slack covers the rounding of the FTS5-idf round
+# trip in ``contributions`` and of the peak's own saturation.
 _BOUND_SLACK = 1.0 + 1e-9
 
 FloatArray = npt.NDArray[np.float64]
@@ -108,6 +109,14 @@ class BM25Index:
         self._delta: dict[int, tuple[array[int], array[int]]] = {}
         self._pending = 0  # postings in the delta
         self._dead = 0  # postings of removed texts still in the block or delta
+        # Each slot's k1 * (1 - b + b * |d| / avgdl) for the current avgdl: a search
+        # gathers it instead of recomputing it per posting (at 1M texts that was half a
+        # common term's scoring). Dropped by every change to the texts.
+        self._norms: tuple[float, FloatArray] | None = None
+        # Per term of the block: its highest tf and the shortest text holding it, for
+        # a bound on its share (see ``_peak``); still bounds after removes.
+        self._max_tf: npt.NDArray[Any] = np.zeros(0, dtype=np.uint32)
+        self._min_length: npt.NDArray[Any] = np.zeros(0, dtype=np.int32)
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -125,6 +134,7 @@ class BM25Index:
         """Index (id, text) pairs; an id already present is replaced."""
         term_id = self._term_id
         added = 0
+        self._norms = None
         for item_id, text in items:
             added += 1
             if item_id in self._slot:
@@ -177,6 +187,7 @@ class BM25Index:
             self._dead += int(self._distinct[slot])
             removed += 1
         if removed:
+            self._norms = None
             self._maybe_merge()
         return removed
 
@@ -187,6 +198,7 @@ class BM25Index:
     def compact(self) -> None:
         """Fold the delta into the block, drop dead postings, slots and unused terms."""
         size = len(self._ids)
+        self._norms = None
         counts = np.diff(self._offsets)
         tids = np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)
         parts_t, parts_s, parts_f = [tids], [self._slots], [self._tfs.astype(np.uint32)]
@@ -222,6 +234,13 @@ class BM25Index:
         self._tfs = all_f[order].astype(tf_type)
         self._offsets = np.zeros(int(used.sum()) + 1, dtype=np.int64)
         np.cumsum(per_term[used], out=self._offsets[1:])
+        starts = self._offsets[:-1]  # every term left holds a posting: no empty runs
+        if starts.shape[0]:
+            self._max_tf = np.maximum.reduceat(self._tfs, starts).astype(np.uint32)
+            self._min_length = np.minimum.reduceat(self._lengths[self._slots], starts)
+        else:
+            self._max_tf = np.zeros(0, dtype=np.uint32)
+            self._min_length = np.zeros(0, dtype=np.int32)
         self._delta = {}
         self._pending = 0
         self._dead = 0
@@ -267,10 +286,12 @@ class BM25Index:
         total = len(self._slot)
         average = self._total_length / total or 1.0
         terms: list[_Term] = []
+        names: list[str] = []
         for term, _word, repeats in query_terms(text):
             slots, tfs = self._postings(term)
             if slots.shape[0]:
                 terms.append((slots, tfs, repeats))
+                names.append(term)
         if not terms:
             return []
         postings = sum(t[0].shape[0] for t in terms)
@@ -283,7 +304,8 @@ class BM25Index:
                 positive = np.flatnonzero(scores_at > 0.0)
                 return self._top(chosen[positive], scores_at[positive], top_k)
         if allowed is None and len(terms) > 1 and postings > _PRUNE_AT:
-            pruned = self._pruned_search(terms, top_k, total, average)
+            peaks = [self._peak(term, average) for term in names]
+            pruned = self._pruned_search(terms, peaks, top_k, total, average)
             if pruned is not None:
                 return pruned
         scores = np.zeros(len(self._ids), dtype=np.float64)
@@ -301,10 +323,29 @@ class BM25Index:
 
     def _shares(self, slots: npt.NDArray[Any], tfs: npt.NDArray[Any], found: int, total: int,
                 average: float) -> FloatArray:
-        """One occurrence's share of the score at ``slots`` for a term in ``found`` texts."""
-        fts5 = fts5_idf(found, total) * saturation(
-            tfs.astype(np.float64), self._lengths[slots].astype(np.float64), average)
-        return contributions(fts5, found, total)
+        """One occurrence's share of the score at ``slots`` for a term in ``found`` texts.
+
+        The operations of :func:`saturation` and :func:`contributions` in their order
+        (so bit-identical to them), on the slots' cached length norms and in place:
+        a common term has a posting in most texts, and each temporary is that long."""
+        share = tfs.astype(np.float64)
+        norm = self._slot_norms(average)[slots]
+        np.add(share, norm, out=norm)  # tf + k1 * (1 - b + b * |d| / avgdl)
+        np.multiply(share, K1 + 1.0, out=share)
+        np.divide(share, norm, out=share)  # saturation
+        fts = fts5_idf(found, total)
+        np.multiply(share, fts, out=share)  # FTS5's bm25() value
+        np.divide(share, fts, out=share)
+        np.multiply(share, lucene_idf(found, total), out=share)
+        return share
+
+    def _slot_norms(self, average: float) -> FloatArray:
+        """k1 * (1 - b + b * |d| / avgdl) per slot, as :func:`saturation` computes it."""
+        cached = self._norms
+        if cached is None or cached[0] != average:
+            lengths = self._lengths[: len(self._ids)].astype(np.float64)
+            cached = self._norms = (average, K1 * (1.0 - B + B * lengths / average))
+        return cached[1]
 
     def _top(self, slots: npt.NDArray[Any], scores: FloatArray,
              top_k: int) -> list[tuple[str, float]]:
@@ -317,11 +358,30 @@ class BM25Index:
         pairs = zip(slots.tolist(), scores.tolist(), strict=True)
         return ranked_top([(self._ids[slot] or "", score) for slot, score in pairs], top_k)
 
-    def _pruned_search(self, terms: list[_Term], top_k: int, total: int,
+    def _peak(self, term: str, average: float) -> float:
+        """At least the term's :func:`saturation` on any text holding it: saturation
+        grows with tf and falls with length, so its value at the term's highest tf and
+        shortest text (block and delta) bounds it. Below k1 + 1, often far below (a
+        word found once in texts of about average length saturates at 1)."""
+        tid = self._term_id[term]
+        top_tf, shortest = 0, 2**31
+        if tid < self._max_tf.shape[0]:
+            top_tf, shortest = int(self._max_tf[tid]), int(self._min_length[tid])
+        pair = self._delta.get(tid)
+        if pair is not None and len(pair[0]):
+            top_tf = max(top_tf, max(pair[1]))
+            shortest = min(shortest, int(self._lengths[np.frombuffer(pair[0],
+                                                                     dtype=np.int32)].min()))
+        peak = saturation(np.array([top_tf], dtype=np.float64),
+                          np.array([shortest], dtype=np.float64), average)
+        return float(peak[0])
+
+    def _pruned_search(self, terms: list[_Term], peaks: list[float], top_k: int, total: int,
                        average: float) -> list[tuple[str, float]] | None:
         """The same answer as scoring every posting, reading far fewer (MaxScore).
 
-        A term adds at most ``bound`` = repeats * idf * (k1 + 1) to any text. Scoring
+        A term adds at most ``bound`` = repeats * idf * peak to any text (``peaks``:
+        :meth:`_peak`, below k1 + 1). Scoring
         the texts of the rarest terms fully gives real scores, so their k-th best,
         ``floor``, is at most the final k-th best. Terms are taken from the highest
         bound down until the bounds left sum below ``floor``; a text holding none of
@@ -331,19 +391,19 @@ class BM25Index:
         are scored fully, term by term in query order as the full scoring adds them,
         so scores are bit-identical. None when pruning would not pay.
         """
-        bounds = [repeats * lucene_idf(slots.shape[0], total) * (K1 + 1.0) * _BOUND_SLACK
-                  for slots, _tfs, repeats in terms]
+        bounds = [repeats * lucene_idf(slots.shape[0], total) * peak * _BOUND_SLACK
+                  for (slots, _tfs, repeats), peak in zip(terms, peaks, strict=True)]
         order = sorted(range(len(terms)), key=lambda i: -bounds[i])
         seeded: list[npt.NDArray[Any]] = []
         for i in order:  # the rarest terms until they hold k texts
             seeded.append(terms[i][0])
             if sum(part.shape[0] for part in seeded) >= top_k:
                 break
-        seed = np.unique(np.concatenate(seeded))
-        floor = _kth_best(self._scores_at(seed, terms, total, average), top_k)
-        taken = 0
-        while taken < len(order) and math.fsum(bounds[i] for i in order[taken:]) >= floor:
-            taken += 1
+        # One term's slots are already ascending and distinct.
+        seed = seeded[0] if len(seeded) == 1 else np.unique(np.concatenate(seeded))
+        tails = [math.fsum(bounds[i] for i in order[start:]) for start in range(len(order) + 1)]
+        floor = self._seed_floor(seed, terms, order, tails, top_k, total, average)
+        taken = _taken(tails, floor)
         if sum(terms[i][0].shape[0] for i in order[:taken]) > total // 2:
             return None
         rest = math.fsum(bounds[i] for i in order[taken:])
@@ -380,6 +440,36 @@ class BM25Index:
         scores = self._scores_at(candidates, terms, total, average)
         positive = np.flatnonzero(scores > 0.0)
         return self._top(candidates[positive], scores[positive], top_k)
+
+    def _seed_floor(self, seed: npt.NDArray[Any], terms: list[_Term], order: list[int],
+                    tails: list[float], top_k: int, total: int, average: float) -> float:
+        """A lower bound of the k-th best score: the k-th best of the seed texts' scores
+        over the terms taken in ``order``, as many as can still lower the number of
+        terms :meth:`_pruned_search` must score on every text they hold.
+
+        Partial scores are lower bounds too, and the terms left (the commonest, whose
+        postings cost the most to search) add little: once the bounds they could add
+        cannot lift the floor past the next tail sum, scoring them changes nothing but
+        the time (at 1M texts, a common rarest term made this half a query's time).
+        """
+        partial = np.zeros(seed.shape[0], dtype=np.float64)
+        floor = 0.0
+        for number, i in enumerate(order):
+            slots, tfs, repeats = terms[i]
+            if slots is seed:  # the seed is this term's texts
+                partial += repeats * self._shares(slots, tfs, slots.shape[0], total, average)
+            else:
+                at = np.minimum(np.searchsorted(slots, seed), slots.shape[0] - 1)
+                hit = slots[at] == seed
+                if hit.any():
+                    partial[hit] += repeats * self._shares(seed[hit], tfs[at[hit]],
+                                                           slots.shape[0], total, average)
+            floor = _kth_best(partial, top_k)
+            taken = _taken(tails, floor)
+            # The full scores are at most floor + tails[number + 1] apart from these.
+            if taken == 0 or floor + tails[number + 1] <= tails[taken - 1]:
+                break
+        return floor
 
     def _distinct_slots(self, slots: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """``slots`` without repeats, in no particular order (cheaper than a sort):
@@ -421,6 +511,15 @@ class BM25Index:
 _SCRATCH = threading.local()
 
 _Term = tuple[npt.NDArray[Any], npt.NDArray[Any], int]  # living slots (sorted), tfs, repeats
+
+
+def _taken(tails: list[float], floor: float) -> int:
+    """How many terms (highest bound first) a text must hold one of to reach ``floor``:
+    ``tails[t]`` is the sum of the bounds from the t-th on."""
+    taken = 0
+    while taken < len(tails) - 1 and tails[taken] >= floor:
+        taken += 1
+    return taken
 
 
 def _kth_best(scores: FloatArray, k: int) -> float:
