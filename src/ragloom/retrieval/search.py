@@ -10,12 +10,17 @@ When the query embedder fails (a :class:`~ragloom.errors.RagError`, e.g. the
 embedding provider is unreachable) in vector or hybrid mode and the store can
 search keywords, the search falls back to keyword results and says so with
 ``degraded=True`` and a ``notice``.
+
+A hybrid query on a large store embeds the query on a worker thread while the
+caller ranks by keyword (see :mod:`ragloom.retrieval.overlap`); the results are
+those of the one-thread path.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ragloom.errors import QueryError, RagError
 from ragloom.filters import MetadataFilters
@@ -27,6 +32,7 @@ from ragloom.protocols import (
 )
 from ragloom.retrieval.fusion import Normalization, fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
+from ragloom.retrieval.overlap import DEFAULT_OVERLAP, HybridOverlap
 from ragloom.retrieval.threads import single_blas_thread
 from ragloom.types import Embedding, QueryMatch, VectorMatch
 
@@ -105,10 +111,16 @@ def search(
     options: SearchOptions | None = None,
     *,
     knowledge_base: str = "",
+    overlap: HybridOverlap | None = None,
 ) -> SearchResult:
-    """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...)."""
+    """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...).
+
+    ``overlap`` decides when a hybrid query embeds beside its keyword ranking
+    (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`).
+    """
     with single_blas_thread():
-        return _search(store, embedder, query, options or SearchOptions(), knowledge_base)
+        return _search(store, embedder, query, options or SearchOptions(), knowledge_base,
+                       overlap or DEFAULT_OVERLAP)
 
 
 def _search(
@@ -117,6 +129,7 @@ def _search(
     query: str,
     options: SearchOptions,
     knowledge_base: str,
+    overlap: HybridOverlap,
 ) -> SearchResult:
     query = check_query(query)
     if options.graph:
@@ -130,25 +143,28 @@ def _search(
         return SearchResult(_finish(_to_query_matches(found, knowledge_base), options))
 
     can_keyword = isinstance(store, KeywordSearchable)
+    depth = max(options.candidates, options.top_k)
+    if (mode == "hybrid" and isinstance(store, RankedSearchable) and can_keyword
+            and overlap.wants(store.count)):
+        pending = overlap.submit(lambda: embedder.embed_query(query))
+        if pending is not None:
+            return _hybrid_beside(store, pending, query, options, knowledge_base, depth)
     try:
         embedding = embedder.embed_query(query)
     except RagError as exc:
         if not can_keyword:
             raise
-        found = _keyword(store, query, options.top_k, filters)
-        notice = (f"the query could not be embedded ({exc}); these are keyword (BM25) "
-                  f"results instead of {mode} results")
-        return SearchResult(_finish(_to_query_matches(found, knowledge_base), options),
-                            degraded=True, notice=notice)
+        return _degraded(store, query, options, knowledge_base, exc)
 
     if mode == "vector":
         found = store.query(embedding, top_k=options.top_k, filters=filters)
         return SearchResult(_finish(_to_query_matches(found, knowledge_base), options))
 
-    depth = max(options.candidates, options.top_k)
     if isinstance(store, RankedSearchable):
-        return SearchResult(_fuse_ranked(store, embedding, query, options, knowledge_base,
-                                         depth))
+        dense_ids = store.ranked_ids(embedding, top_k=depth, filters=filters)
+        sparse_ids = store.keyword_ranked_ids(query, top_k=depth, filters=filters)
+        return SearchResult(_fuse_ranked(store, dense_ids, sparse_ids, options,
+                                         knowledge_base, depth))
     dense = store.query(embedding, top_k=depth, filters=filters)
     if not can_keyword:
         notice = (f"{store_name(store)} has no keyword search; hybrid search ran as "
@@ -160,6 +176,42 @@ def _search(
     return SearchResult(fused[: options.top_k])
 
 
+def _degraded(store: VectorStore, query: str, options: SearchOptions, knowledge_base: str,
+              exc: RagError) -> SearchResult:
+    """Keyword results standing in for a search whose query could not be embedded."""
+    found = _keyword(store, query, options.top_k, options.filters)
+    notice = (f"the query could not be embedded ({exc}); these are keyword (BM25) "
+              f"results instead of {options.mode} results")
+    return SearchResult(_finish(_to_query_matches(found, knowledge_base), options),
+                        degraded=True, notice=notice)
+
+
+def _hybrid_beside(
+    store: VectorStore,
+    pending: Future[Embedding],
+    query: str,
+    options: SearchOptions,
+    knowledge_base: str,
+    depth: int,
+) -> SearchResult:
+    """A hybrid search whose query is being embedded on a worker (``pending``): the
+    keyword side ranks meanwhile, then the vector side; errors and the keyword
+    fallback are those of the one-thread path."""
+    ranked = cast(RankedSearchable, store)
+    try:
+        sparse = ranked.keyword_ranked_ids(query, top_k=depth, filters=options.filters)
+        try:
+            embedding = pending.result()
+        except RagError as exc:
+            return _degraded(store, query, options, knowledge_base, exc)
+        dense = ranked.ranked_ids(embedding, top_k=depth, filters=options.filters)
+    finally:
+        # Never return with the worker still embedding: it runs inside this search's
+        # thread settings (single_blas_thread) and holds the only free worker.
+        wait([pending])
+    return SearchResult(_fuse_ranked(ranked, dense, sparse, options, knowledge_base, depth))
+
+
 def _passing(matches: list[VectorMatch], threshold: float | None) -> list[VectorMatch]:
     if threshold is None:
         return matches
@@ -168,17 +220,15 @@ def _passing(matches: list[VectorMatch], threshold: float | None) -> list[Vector
 
 def _fuse_ranked(
     store: RankedSearchable,
-    embedding: Embedding,
-    query: str,
+    dense: list[tuple[str, float, float]],
+    sparse: list[tuple[str, float, float]],
     options: SearchOptions,
     knowledge_base: str,
     depth: int,
 ) -> list[QueryMatch]:
-    """What :func:`fuse_matches` gives, from ranked ids: each side is asked for
-    ``depth`` candidates but only the ``top_k`` chunks returned are read back (on
-    SciFact, reading 2 x 100 chunks cost more than the whole rest of a hybrid search)."""
-    dense = store.ranked_ids(embedding, top_k=depth, filters=options.filters)
-    sparse = store.keyword_ranked_ids(query, top_k=depth, filters=options.filters)
+    """What :func:`fuse_matches` gives, from ranked ids (``depth`` of each side's):
+    only the ``top_k`` chunks returned are read back (on SciFact, reading 2 x 100
+    chunks cost more than the whole rest of a hybrid search)."""
     cut = (len(dense) >= depth, len(sparse) >= depth)
     threshold = options.score_threshold
     fused = fuse_hybrid(
