@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from ragloom.errors import ProviderConnectionError, StoreError
@@ -18,9 +17,9 @@ from ragloom.retrieval.overlap import HybridOverlap
 from ragloom.retrieval.search import search
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.testing import HashingEmbedder
-from ragloom.types import Embedding, TextChunk, TextDocument, VectorEntry
+from ragloom.types import Embedding
+from tests.retrieval.word_stores import word_store
 
-WORDS = ["gene", "cell", "virus", "brain", "protein", "mouse", "tumour", "immune", "dna"]
 QUERIES = ["gene cell", "virus", "protein mouse brain", "immune tumour dna", "dna dna gene",
            "nothing matches"]
 OPTIONS = [
@@ -51,18 +50,7 @@ class ThreadNoting(HashingEmbedder):
 
 @pytest.fixture(params=["fts", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqliteVectorStore]:
-    made = SqliteVectorStore(tmp_path / "kb.db", keyword_index=request.param)
-    embedder = HashingEmbedder(16)
-    rng = np.random.default_rng(11)
-    entries = []
-    for i in range(80):
-        text = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 6))))
-        doc = TextDocument.create(text, source=f"doc{i}", metadata={"year": 2000 + i % 6})
-        chunk = TextChunk.create(doc, text, index=0, start=0, end=len(text))
-        entries.append(VectorEntry(chunk=chunk, embedding=embedder.embed_documents([text])[0]))
-    made.add(entries)
-    if request.param == "memory":
-        assert made.warm_keyword_index()
+    made = word_store(tmp_path / "kb.db", request.param, count=80, seed=11)
     yield made
     made.close()
 

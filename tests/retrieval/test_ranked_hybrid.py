@@ -7,7 +7,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from ragloom.filters import MetadataFilter
@@ -16,9 +15,9 @@ from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.testing import HashingEmbedder
-from ragloom.types import TextChunk, TextDocument, VectorEntry, VectorMatch
+from ragloom.types import TextChunk, VectorEntry, VectorMatch
+from tests.retrieval.word_stores import word_store
 
-WORDS = ["gene", "cell", "virus", "brain", "protein", "mouse", "tumour", "immune", "dna"]
 QUERIES = ["gene cell", "virus", "protein mouse brain", "immune tumour dna", "dna dna gene",
            "nothing matches", "cell"]
 OPTIONS = [
@@ -59,18 +58,7 @@ class ChunkReading:
 
 @pytest.fixture(params=["fts", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqliteVectorStore]:
-    made = SqliteVectorStore(tmp_path / "kb.db", keyword_index=request.param)
-    embedder = HashingEmbedder(16)  # few dimensions: many equal vector scores (ties)
-    rng = np.random.default_rng(7)
-    entries = []
-    for i in range(60):
-        text = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 6))))
-        doc = TextDocument.create(text, source=f"doc{i}", metadata={"year": 2000 + i % 6})
-        chunk = TextChunk.create(doc, text, index=0, start=0, end=len(text))
-        entries.append(VectorEntry(chunk=chunk, embedding=embedder.embed_documents([text])[0]))
-    made.add(entries)
-    if request.param == "memory":
-        assert made.warm_keyword_index()
+    made = word_store(tmp_path / "kb.db", request.param, count=60, seed=7)
     yield made
     made.close()
 
