@@ -406,7 +406,7 @@ class BM25Index:
         taken = _taken(tails, floor)
         if sum(terms[i][0].shape[0] for i in order[:taken]) > total // 2:
             return None
-        rest = math.fsum(bounds[i] for i in order[taken:])
+        rest = tails[taken]
         touched = np.concatenate([terms[i][0] for i in order[:taken]])
         partial = self._zeroed(len(self._ids))
         try:
@@ -426,7 +426,7 @@ class BM25Index:
         for number, i in enumerate(order[taken:], start=taken):
             # Partial scores are real lower bounds: their k-th best may raise the floor.
             floor = max(floor, _kth_best(bound, top_k))
-            rest = math.fsum(bounds[j] for j in order[number:])
+            rest = tails[number]
             keep = bound + rest >= floor * (1.0 - 1e-9)
             candidates, bound = candidates[keep], bound[keep]
             slots, tfs, repeats = terms[i]
