@@ -8,6 +8,7 @@ can check for them with ``isinstance`` instead of knowing store classes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -100,6 +101,31 @@ class RankedSearchable(Protocol):
     ) -> list[tuple[str, float, float]]: ...
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]: ...
+
+
+class RankingView(Protocol):
+    """Both rankings of one consistent state of a store (see :class:`ViewRankable`).
+
+    ``keyword_ranked_ids`` runs on the thread that opened the view; ``ranked_ids`` may
+    run on another thread at the same time, while the view is open. Both answer as
+    the store's methods of the same names would, with the view's filters.
+    """
+
+    def ranked_ids(self, embedding: Embedding, top_k: int) -> list[tuple[str, float, float]]:
+        ...
+
+    def keyword_ranked_ids(self, text: str, top_k: int) -> list[tuple[str, float, float]]:
+        ...
+
+
+@runtime_checkable
+class ViewRankable(RankedSearchable, Protocol):
+    """A ranked store whose vector and keyword rankings can run at once on two threads
+    over one snapshot: a hybrid query on a large store ranks both sides side by side."""
+
+    def ranking_view(
+        self, filters: MetadataFilters | None = None
+    ) -> AbstractContextManager[RankingView]: ...
 
 
 @dataclass(frozen=True, kw_only=True)

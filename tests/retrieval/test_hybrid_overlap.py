@@ -72,6 +72,35 @@ def test_the_overlapped_path_returns_the_one_thread_paths_results(
         assert key(beside) == key(serial), query
 
 
+def test_both_sides_rank_at_once_over_one_view(
+        store: SqliteVectorStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vector ranking runs on the worker while this thread ranks by keyword: each
+    side waits to see the other started, which a one-after-the-other run never does."""
+    from ragloom.stores import sqlite as sqlite_store
+
+    started = {"vector": threading.Event(), "keyword": threading.Event()}
+    saw: dict[str, tuple[str, bool]] = {}
+    view = sqlite_store._RankingView
+    real: dict[str, Any] = {"vector": view.ranked_ids, "keyword": view.keyword_ranked_ids}
+
+    def side(name: str, other: str) -> Any:
+        def run(self: Any, value: Any, top_k: int) -> Any:
+            started[name].set()
+            saw[name] = (threading.current_thread().name, started[other].wait(5))
+            return real[name](self, value, top_k)
+        return run
+
+    monkeypatch.setattr(view, "ranked_ids", side("vector", "keyword"))
+    monkeypatch.setattr(view, "keyword_ranked_ids", side("keyword", "vector"))
+    embedder = HashingEmbedder(16)
+    beside = search(store, embedder, "gene cell", SearchOptions(top_k=5), overlap=ALWAYS)
+    assert saw["vector"][0].startswith("ragloom-embed") and saw["vector"][1]
+    assert saw["keyword"] == (threading.current_thread().name, True)
+    monkeypatch.undo()
+    assert key(beside) == key(search(store, embedder, "gene cell", SearchOptions(top_k=5),
+                                     overlap=NEVER))
+
+
 def test_small_stores_and_other_modes_embed_on_the_callers_thread(
         store: SqliteVectorStore) -> None:
     embedder = ThreadNoting()
@@ -98,7 +127,7 @@ def test_keyword_errors_propagate_and_the_worker_is_free_again(
     embedder = ThreadNoting()
     embedded = threading.Event()
 
-    def broken(text: str, *, top_k: int = 10, filters: Any = None) -> Any:
+    def broken(conn: Any, text: str, top_k: int, filters: Any) -> Any:
         embedded.wait(5)  # the worker is embedding (or done) when the error comes
         raise StoreError("the keyword index is unreadable")
 
@@ -111,7 +140,7 @@ def test_keyword_errors_propagate_and_the_worker_is_free_again(
             embedded.set()
 
     monkeypatch.setattr(embedder, "embed_query", noting)
-    monkeypatch.setattr(store, "keyword_ranked_ids", broken)
+    monkeypatch.setattr(store, "_keyword_ranked", broken)
     overlap = HybridOverlap(min_chunks=0)
     for chosen in (NEVER, overlap):
         embedded.clear()

@@ -1,17 +1,20 @@
-"""Hybrid search on a large store: the query is embedded beside the keyword ranking.
+"""Hybrid search on a large store: the vector side runs beside the keyword ranking.
 
 A hybrid query embeds the query, ranks by vector and ranks by keyword; only the
 vector side needs the embedding. On a large store the keyword ranking costs more than
-the embedding (1M chunks: about 13 ms beside 5 ms), and ONNX Runtime releases the
-GIL while it runs, so the embedding goes to a worker thread and the caller ranks by
-keyword meanwhile. On a small store the keyword ranking is cheaper than the hand-off:
-two threads taking turns on the GIL made SciFact's hybrid p50 rise from 16.3 to
-21.6 ms, so below ``min_chunks`` nothing changes (no worker, one thread).
+the embedding and the vector ranking together (1M chunks: about 13 ms beside 5 + 3
+ms), and ONNX Runtime and hnswlib release the GIL while they run, so a worker thread
+embeds the query and ranks by vector while the caller ranks by keyword, both over one
+view of the store (:class:`~ragloom.protocols.ViewRankable`). On a small store the
+keyword ranking is cheaper than the hand-off: two threads taking turns on the GIL
+made SciFact's hybrid p50 rise from 16.3 to 21.6 ms, so below ``min_chunks`` nothing
+changes (no worker, one thread).
 
-The embedding moves, not the keyword ranking: the ranking then runs on the caller's
-thread, under any lock the caller holds (a worker waiting for the store's lock while
-the caller waits for the worker would never finish), with its per-thread scratch
-buffers (:mod:`ragloom.stores.bm25`) where they already are.
+The keyword ranking stays on the caller's thread: it runs under any lock the caller
+holds, with its per-thread scratch buffers (:mod:`ragloom.stores.bm25`) where they
+already are, and the view's read transaction belongs to that thread. The worker
+embeds before the view opens (no lock needed) and then ranks over the view's
+vectors, which no write can change while the view holds the store's lock.
 """
 
 from __future__ import annotations

@@ -11,16 +11,16 @@ embedding provider is unreachable) in vector or hybrid mode and the store can
 search keywords, the search falls back to keyword results and says so with
 ``degraded=True`` and a ``notice``.
 
-A hybrid query on a large store embeds the query on a worker thread while the
-caller ranks by keyword (see :mod:`ragloom.retrieval.overlap`); the results are
-those of the one-thread path.
+A hybrid query on a large store embeds the query and ranks by vector on a worker
+thread while the caller ranks by keyword (see :mod:`ragloom.retrieval.overlap`); the
+results are those of the one-thread path.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ragloom.errors import QueryError, RagError
 from ragloom.filters import MetadataFilters
@@ -28,13 +28,15 @@ from ragloom.protocols import (
     EmbeddingProvider,
     KeywordSearchable,
     RankedSearchable,
+    RankingView,
     VectorStore,
+    ViewRankable,
 )
 from ragloom.retrieval.fusion import Normalization, fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.overlap import DEFAULT_OVERLAP, HybridOverlap
 from ragloom.retrieval.threads import single_blas_thread
-from ragloom.types import Embedding, QueryMatch, VectorMatch
+from ragloom.types import QueryMatch, VectorMatch
 
 #: Longest query accepted, in characters; longer ones are almost surely a mistake.
 MAX_QUERY_CHARS = 100_000
@@ -87,7 +89,7 @@ def _finish(matches: list[QueryMatch], options: SearchOptions) -> list[QueryMatc
 
 
 def _keyword(
-    store: VectorStore, query: str, top_k: int, filters: MetadataFilters | None
+    store: object, query: str, top_k: int, filters: MetadataFilters | None
 ) -> list[VectorMatch]:
     if not isinstance(store, KeywordSearchable):
         raise QueryError(
@@ -144,11 +146,10 @@ def _search(
 
     can_keyword = isinstance(store, KeywordSearchable)
     depth = max(options.candidates, options.top_k)
-    if (mode == "hybrid" and isinstance(store, RankedSearchable) and can_keyword
-            and overlap.wants(store.count)):
-        pending = overlap.submit(lambda: embedder.embed_query(query))
-        if pending is not None:
-            return _hybrid_beside(store, pending, query, options, knowledge_base, depth)
+    if mode == "hybrid" and isinstance(store, ViewRankable) and overlap.wants(store.count):
+        beside = _hybrid_beside(store, embedder, overlap, query, options, knowledge_base, depth)
+        if beside is not None:
+            return beside
     try:
         embedding = embedder.embed_query(query)
     except RagError as exc:
@@ -176,7 +177,7 @@ def _search(
     return SearchResult(fused[: options.top_k])
 
 
-def _degraded(store: VectorStore, query: str, options: SearchOptions, knowledge_base: str,
+def _degraded(store: object, query: str, options: SearchOptions, knowledge_base: str,
               exc: RagError) -> SearchResult:
     """Keyword results standing in for a search whose query could not be embedded."""
     found = _keyword(store, query, options.top_k, options.filters)
@@ -187,29 +188,45 @@ def _degraded(store: VectorStore, query: str, options: SearchOptions, knowledge_
 
 
 def _hybrid_beside(
-    store: VectorStore,
-    pending: Future[Embedding],
+    store: ViewRankable,
+    embedder: EmbeddingProvider,
+    overlap: HybridOverlap,
     query: str,
     options: SearchOptions,
     knowledge_base: str,
     depth: int,
-) -> SearchResult:
-    """A hybrid search whose query is being embedded on a worker (``pending``): the
-    keyword side ranks meanwhile, then the vector side; errors and the keyword
-    fallback are those of the one-thread path."""
-    ranked = cast(RankedSearchable, store)
-    try:
-        sparse = ranked.keyword_ranked_ids(query, top_k=depth, filters=options.filters)
-        try:
-            embedding = pending.result()
+) -> SearchResult | None:
+    """A hybrid search whose vector side (embedding, then ranking) runs on a worker
+    while this thread ranks by keyword, both over one view of the store; None when no
+    worker is free. Errors and the keyword fallback are those of the one-thread path."""
+    opened: Future[RankingView] = Future()
+
+    def vector_side() -> list[tuple[str, float, float]] | RagError:
+        try:  # before the view opens: embedding needs no lock
+            embedding = embedder.embed_query(query)
         except RagError as exc:
-            return _degraded(store, query, options, knowledge_base, exc)
-        dense = ranked.ranked_ids(embedding, top_k=depth, filters=options.filters)
+            return exc
+        return opened.result().ranked_ids(embedding, depth)
+
+    pending = overlap.submit(vector_side)
+    if pending is None:
+        return None
+    try:
+        with store.ranking_view(options.filters) as view:
+            opened.set_result(view)
+            try:
+                sparse = view.keyword_ranked_ids(query, depth)
+            finally:
+                # The worker reads the view: it must be done before the view closes.
+                wait([pending])
     finally:
-        # Never return with the worker still embedding: it runs inside this search's
-        # thread settings (single_blas_thread) and holds the only free worker.
-        wait([pending])
-    return SearchResult(_fuse_ranked(ranked, dense, sparse, options, knowledge_base, depth))
+        if not opened.done():  # the view did not open: the worker stops waiting for it
+            opened.set_exception(QueryError("the store could not be read"))
+            wait([pending])
+    dense = pending.result()
+    if isinstance(dense, RagError):
+        return _degraded(store, query, options, knowledge_base, dense)
+    return SearchResult(_fuse_ranked(store, dense, sparse, options, knowledge_base, depth))
 
 
 def _passing(matches: list[VectorMatch], threshold: float | None) -> list[VectorMatch]:

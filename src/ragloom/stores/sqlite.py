@@ -763,10 +763,26 @@ class SqliteVectorStore:
             return []
         self._keyword_index_first()
         with self._lock, self._read() as conn:
-            hits = self._keyword_hits(conn, text, top_k, filters)
+            return self._keyword_ranked(conn, text, top_k, filters)
+
+    def _keyword_ranked(
+        self, conn: sqlite3.Connection, text: str, top_k: int,
+        filters: MetadataFilters | None,
+    ) -> list[tuple[str, float, float]]:
+        hits = self._keyword_hits(conn, text, top_k, filters)
         raw = np.array([value for _, value in hits], dtype=np.float64)
         return [(chunk_id, float(score), value)
                 for (chunk_id, value), score in zip(hits, bm25_to_score(raw), strict=True)]
+
+    @contextmanager
+    def ranking_view(self, filters: MetadataFilters | None = None) -> Iterator[_RankingView]:
+        """Both rankings of one snapshot (:class:`~ragloom.protocols.ViewRankable`):
+        the store's lock and a read transaction are held while the view is open, so
+        the vector side can rank on another thread without them (only writes, which
+        need the lock, change the vectors)."""
+        self._keyword_index_first()
+        with self._lock, self._read() as conn:
+            yield _RankingView(self, conn, filters)
 
     def _keyword_index_first(self) -> None:
         if self._wants_keyword_index():
@@ -1009,3 +1025,28 @@ __all__ = [
     "AUTO_KEYWORD_INDEX_AFTER", "SCHEMA_VERSION", "CollectionStats", "KeywordIndexMode",
     "SqliteVectorStore",
 ]
+
+
+class _RankingView:
+    """:meth:`SqliteVectorStore.ranking_view`'s view: what needs the connection (the
+    vectors, the filter's chunk ids) is read when it opens, on the opening thread."""
+
+    def __init__(self, store: SqliteVectorStore, conn: sqlite3.Connection,
+                 filters: MetadataFilters | None) -> None:
+        self._store, self._conn, self._filters = store, conn, filters
+        self._vectors: DenseMatrix | None = None
+        self._allowed: list[str] | None = None
+        if store._cid is not None:
+            self._vectors = store._vectors(conn)
+            self._allowed = store._allowed(conn, filters)
+
+    def ranked_ids(self, embedding: Embedding, top_k: int) -> list[tuple[str, float, float]]:
+        vector = dense_values(embedding, _STORE)
+        if self._vectors is None or top_k <= 0:
+            return []
+        return self._vectors.search(vector, top_k, self._allowed)
+
+    def keyword_ranked_ids(self, text: str, top_k: int) -> list[tuple[str, float, float]]:
+        if not query_terms(text) or top_k <= 0:
+            return []
+        return self._store._keyword_ranked(self._conn, text, top_k, self._filters)
