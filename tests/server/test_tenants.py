@@ -189,3 +189,31 @@ def test_uploads_over_the_limit_get_413(keyed: tuple[LiveServer, dict[str, str]]
     small = bob.post("/api/knowledge-bases/uploads/documents",
                      files=[("files", ("small.txt", b"small file", "text/plain"))])
     assert small.status_code == 202
+
+
+def test_a_checked_key_is_remembered_briefly_and_a_revoked_one_stops(
+        keyed: tuple[LiveServer, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from ragloom.server import auth
+
+    server, _ = keyed
+    keys = auth.KeyStore(server.state.db)
+    created = keys.create_key("dave")
+    monkeypatch.setattr(auth, "_KEY_CHECK_SECONDS", 0.5)
+    lookups: list[str] = []
+    real = server.state.auth.keys.lookup
+
+    def counting(key: str) -> Any:
+        lookups.append(key)
+        return real(key)
+
+    monkeypatch.setattr(server.state.auth.keys, "lookup", counting)
+    dave = server.client(created.key)
+    assert dave.get("/api/knowledge-bases").status_code == 200
+    assert dave.get("/api/knowledge-bases").status_code == 200
+    assert lookups == [created.key]  # the second request read no database
+    assert keys.revoke(created.key_id)
+    time.sleep(0.6)
+    response = dave.get("/api/knowledge-bases")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "invalid_api_key"

@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+import anyio
 from fastapi import Request
 
 from ragloom.server.db import ServerDatabase, new_id, now
@@ -32,6 +33,7 @@ from ragloom.server.settings import is_loopback
 KEY_PREFIX = "rlk_"
 DEFAULT_TENANT = "default"
 _KEY_CHECK_SECONDS = 2.0
+_KNOWN_KEYS_MAX = 10_000
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,10 @@ class Authenticator:
         self.insecure_no_auth = insecure_no_auth
         self._default: Tenant | None = None
         self._key_count = (0, -math.inf)
+        # Valid keys seen lately: digest -> (key id, tenant, when checked). A revoked
+        # key (``ragloom keys revoke``, another process) stops within the same
+        # _KEY_CHECK_SECONDS as a first key's creation takes to be noticed.
+        self._known: dict[str, tuple[str, Tenant, float]] = {}
 
     def keys_configured(self) -> bool:
         count, checked = self._key_count
@@ -156,17 +162,34 @@ class Authenticator:
         assert self._default is not None
         return self._default
 
+    def recent(self, authorization: str | None, api_key: str | None,
+               client_host: str | None) -> tuple[str, Tenant] | None:
+        """What :meth:`authenticate` would answer, when that needs no database read
+        (a key checked lately, or no key while none exists); else None."""
+        clock = time.monotonic()
+        key = _key_of(authorization, api_key)
+        if key:
+            known = self._known.get(hash_key(key))
+            if known is not None and clock - known[2] <= _KEY_CHECK_SECONDS:
+                return known[0], known[1]
+            return None
+        count, checked = self._key_count
+        if (count == 0 and clock - checked <= _KEY_CHECK_SECONDS and self._default is not None
+                and (self.insecure_no_auth or is_loopback(client_host or ""))):
+            return f"tenant:{self._default.id}", self._default
+        return None
+
     def authenticate(self, authorization: str | None, api_key: str | None,
                      client_host: str | None) -> tuple[str, Tenant]:
         """(rate-limit key, tenant) for a request."""
-        key = api_key
-        if authorization:
-            scheme, _, value = authorization.partition(" ")
-            if scheme.lower() == "bearer" and value.strip():
-                key = value.strip()
+        key = _key_of(authorization, api_key)
         if key:
             found = self.keys.lookup(key)
             if found is not None:
+                digest = hash_key(key)
+                if len(self._known) >= _KNOWN_KEYS_MAX and digest not in self._known:
+                    self._known.clear()
+                self._known[digest] = (found[0], found[1], time.monotonic())
                 return found
             if self.keys_configured():
                 raise ApiError(401, "the API key is not valid; create one with: "
@@ -190,15 +213,33 @@ class Authenticator:
                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
-def current_tenant(request: Request) -> Tenant:
-    """FastAPI dependency: the caller's tenant (401 / 429 as ApiError)."""
+def _key_of(authorization: str | None, api_key: str | None) -> str | None:
+    """The key a request sends: ``Authorization: Bearer KEY`` before ``X-API-Key``."""
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    return api_key
+
+
+async def current_tenant(request: Request) -> Tenant:
+    """FastAPI dependency: the caller's tenant (401 / 429 as ApiError).
+
+    Async, so a request whose key was checked lately costs no thread hand-off; a
+    database read (a new key, the periodic recheck) runs on a worker thread, never on
+    the event loop (with replicas the database is a PostgreSQL server away)."""
     cached = getattr(request.state, "tenant", None)
     if isinstance(cached, Tenant):
         return cached
     auth: Authenticator = request.app.state.ragloom.auth
     client = request.client.host if request.client else None
-    bucket, tenant = auth.authenticate(request.headers.get("authorization"),
-                                       request.headers.get("x-api-key"), client)
+    authorization = request.headers.get("authorization")
+    api_key = request.headers.get("x-api-key")
+    found = auth.recent(authorization, api_key, client)
+    if found is None:
+        found = await anyio.to_thread.run_sync(auth.authenticate, authorization, api_key,
+                                               client)
+    bucket, tenant = found
     auth.check_rate(bucket)
     request.state.tenant = tenant
     return tenant

@@ -96,7 +96,8 @@ class ServerState:
         return await anyio.to_thread.run_sync(function, *args, limiter=self.model_limiter)
 
 
-def get_state(request: Request) -> ServerState:
-    """FastAPI dependency: the app's shared state."""
+async def get_state(request: Request) -> ServerState:
+    """FastAPI dependency: the app's shared state (async: a sync dependency would cost
+    every request a hand-off to a worker thread)."""
     state: ServerState = request.app.state.ragloom
     return state
