@@ -100,11 +100,14 @@ def _ordered(
         seen = evidence[item.id]
         return (-float(f"{item.raw:.12g}"), seen.rank, -seen.total, item.id)
 
-    items.sort(key=key)
+    # Each key once (formatting the rounded score is the dear part of fusing).
+    keyed = sorted(((key(item), item) for item in items), key=lambda pair: pair[0])
+    items = [item for _, item in keyed]
+    rounded = [pair[0][0] for pair in keyed]
     # A tie stays a tie in the output: each group shares its best score.
     start = 0
     for end in range(1, len(items) + 1):
-        if end < len(items) and key(items[end])[0] == key(items[start])[0]:
+        if end < len(items) and rounded[end] == rounded[start]:
             continue
         if end - start > 1:
             best = max(items[start:end], key=lambda fused: fused.raw)
