@@ -10,14 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ragloom.stores.sqlite import SqliteVectorStore
+from ragloom.stores.sqlite import KeywordIndexMode, SqliteVectorStore
 from ragloom.testing import HashingEmbedder
 from ragloom.types import TextChunk, TextDocument, VectorEntry
 
 WORDS = ["gene", "cell", "virus", "brain", "protein", "mouse", "tumour", "immune", "dna"]
 
 
-def word_store(path: Path, keyword_index: str, *, count: int, seed: int) -> SqliteVectorStore:
+def word_store(path: Path, keyword_index: KeywordIndexMode, *, count: int,
+               seed: int) -> SqliteVectorStore:
     """``count`` one-chunk documents (metadata ``year``), the keyword index warmed."""
     store = SqliteVectorStore(path, keyword_index=keyword_index)
     embedder = HashingEmbedder(16)

@@ -35,10 +35,11 @@ OVERLAP_MIN_CHUNKS = 200_000
 
 
 class HybridOverlap:
-    """When a hybrid query embeds on a worker, and the few long-lived workers it uses.
+    """When a hybrid query runs its vector side on a worker, and the few long-lived
+    workers it uses.
 
     ``min_chunks``: stores holding fewer chunks (``store.count()``) keep the one-thread
-    path. ``workers``: queries embedding at once; when all are busy (concurrent
+    path. ``workers``: queries whose vector side runs at once; when all are busy (concurrent
     queries keep the cores busy anyway) a query runs on one thread. Threads start on
     first use and are replaced after a fork.
     """

@@ -117,7 +117,8 @@ def search(
 ) -> SearchResult:
     """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...).
 
-    ``overlap`` decides when a hybrid query embeds beside its keyword ranking
+    ``overlap`` decides when a hybrid query runs its vector side (embedding and
+    ranking) beside its keyword ranking
     (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`).
     """
     with single_blas_thread():
