@@ -272,3 +272,33 @@ def test_document_batches_run_in_parallel_with_the_same_vectors(
     monkeypatch.setattr(OnnxEncoder, "_run_ids", broken)
     with pytest.raises(RuntimeError, match="the session failed"):
         OnnxEmbedder(precision="fp32", batch_size=4, threads=2).encode_documents(texts)
+
+
+@pytest.mark.integration
+def test_a_query_embedded_alone_gets_more_threads_and_the_same_vector(
+        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    build = OnnxEmbedder._build
+
+    def counted(self: OnnxEmbedder, threads: int, *, workers: int = 1) -> object:
+        built.append(threads)
+        return build(self, threads, workers=workers)
+
+    monkeypatch.setattr(OnnxEmbedder, "_build", counted)
+    embedder = OnnxEmbedder(precision="int8", solo_query_threads=2)
+    alone = values(embedder.embed_query(SENTENCES[3]))
+    assert built == [2]
+    with embedder._embedding():  # as if another query or a document batch ran
+        among = values(embedder.embed_query(SENTENCES[3]))
+    assert built == [2, 1]
+    np.testing.assert_allclose(alone, among, atol=1e-5)
+    again = values(embedder.embed_query(SENTENCES[3]))  # alone again: the 2-thread one
+    assert built == [2, 1]
+    np.testing.assert_allclose(again, alone, atol=1e-6)
+
+    built.clear()
+    one = OnnxEmbedder(precision="int8", solo_query_threads=1)
+    one.embed_query(SENTENCES[0])
+    assert built == [1]  # no second session when it would be the same
+    with pytest.raises(ConfigurationError, match="solo_query_threads"):
+        OnnxEmbedder(solo_query_threads=-1)

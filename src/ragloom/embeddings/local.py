@@ -64,7 +64,9 @@ logger = logging.getLogger(__name__)
 # embeds after warm-up). Idle machine: a 3-word query 6.9 ms with 2 threads vs
 # 8.2 ms with 1, a 20-word query 14.6 vs 13.6 ms. With another process busy on one
 # core: 3 words 41-97 ms with 2 threads vs 14-17 ms with 1, 20 words 55 vs 20-23 ms.
-# One thread is never much slower and far faster under load, so queries use one.
+# One thread is never much slower and far faster under load, so torch queries use
+# one. The ONNX path, whose idle threads sleep, gives a query embedded alone two
+# (see OnnxEmbedder._solo_encoder).
 # Batches use every available core (32 SciFact docs, idle: 1.93 s with 2 threads,
 # 2.81 s with 1; under load 3.3-5.3 s vs 4.0-4.1 s). ``threads`` overrides both.
 QUERY_THREADS = 1
@@ -224,7 +226,7 @@ class SentenceTransformerEmbedder:
             precision="int8" if self._backend == "onnx-int8" else "fp32",
             name=self._name, model_folder=self._folder(), cache_dir=self._cache_dir,
             batch_size=self._batch_size, threads=self._threads,
-            query_threads=self._threads or QUERY_THREADS,
+            query_threads=self._threads or QUERY_THREADS, solo_query_threads=self._threads,
         )
         if not self._auto:
             return embedder
