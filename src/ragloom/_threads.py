@@ -62,6 +62,32 @@ class ScopedSetting:
                     self._write(self._saved)
 
 
+# ---------------------------------------------------------------- other cores
+
+_sharing = 0
+_sharing_lock = threading.Lock()
+
+
+@contextmanager
+def cores_shared() -> Iterator[None]:
+    """Marks, for the block, work of this process running beside the current thread
+    (a keyword ranking beside a query embedding, say): an embedder that gives a lone
+    query the idle cores keeps it to one thread meanwhile."""
+    global _sharing
+    with _sharing_lock:
+        _sharing += 1
+    try:
+        yield
+    finally:
+        with _sharing_lock:
+            _sharing -= 1
+
+
+def cores_are_shared() -> bool:
+    """Whether some :func:`cores_shared` block is open."""
+    return _sharing > 0
+
+
 # ------------------------------------------------------------------------- torch
 
 _torch_setting: ScopedSetting | None = None

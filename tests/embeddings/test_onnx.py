@@ -5,15 +5,16 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ragloom._threads import cores_shared
 from ragloom.embeddings import onnx_export
 from ragloom.embeddings.local import INT8_NAME, SentenceTransformerEmbedder, create_embedder
-from ragloom.embeddings.onnx import OnnxEmbedder, default_name, mean_pool
+from ragloom.embeddings.onnx import OnnxEmbedder, OnnxEncoder, default_name, mean_pool
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.protocols import EmbeddingProvider, TokenCounter
 from ragloom.registry import make_embedder
@@ -250,8 +251,6 @@ def test_auto_uses_onnx_and_matches_torch(cache_dir: Path, torch_vectors: np.nda
 @pytest.mark.integration
 def test_document_batches_run_in_parallel_with_the_same_vectors(
         cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragloom.embeddings.onnx import OnnxEncoder
-
     texts = MIXED_LENGTHS * 3
     one = OnnxEmbedder(precision="fp32", batch_size=4, threads=1).encode_documents(texts)
     seen: set[str] = set()
@@ -295,6 +294,18 @@ def test_a_query_embedded_alone_gets_more_threads_and_the_same_vector(
     again = values(embedder.embed_query(SENTENCES[3]))  # alone again: the 2-thread one
     assert built == [2, 1]
     np.testing.assert_allclose(again, alone, atol=1e-6)
+    calls: list[str] = []
+    run = OnnxEncoder.encode
+
+    def watched(self: OnnxEncoder, texts: Sequence[str], batch_size: int = 32) -> object:
+        calls.append("solo" if self is embedder._solo else "one")
+        return run(self, texts, batch_size)
+
+    monkeypatch.setattr(OnnxEncoder, "encode", watched)
+    with cores_shared():  # other work of the process holds a core
+        embedder.embed_query(SENTENCES[0])
+    embedder.embed_query(SENTENCES[0])
+    assert calls == ["one", "solo"]
 
     built.clear()
     one = OnnxEmbedder(precision="int8", solo_query_threads=1)

@@ -170,7 +170,8 @@ class OnnxEmbedder:
     first use on a machine exports the model (about 10 s) into ``cache_dir``.
     Documents run ``threads`` batches at once (default: one per available core, each
     batch on one core). A query embedded while this embedder embeds nothing else
-    runs on ``solo_query_threads`` (default: up to 2 cores), otherwise on
+    (and no :func:`ragloom._threads.cores_shared` block is open) runs on
+    ``solo_query_threads`` (default: up to 2 cores), otherwise on
     ``query_threads`` (default 1): alone it has the cores to itself, and among
     others one thread each wastes nothing on splitting the work.
     """
@@ -237,8 +238,10 @@ class OnnxEmbedder:
         return [Vector(row) for row in matrix]
 
     def embed_query(self, text: str) -> Embedding:
+        from ragloom._threads import cores_are_shared
+
         with self._embedding() as alone:
-            encoder = self._solo_encoder() if alone else None
+            encoder = self._solo_encoder() if alone and not cores_are_shared() else None
             return Vector((encoder or self._encoder(query=True)).encode([text])[0])
 
     def encode_documents(self, texts: Sequence[str]) -> Any:

@@ -22,6 +22,7 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragloom._threads import cores_shared
 from ragloom.errors import QueryError, RagError
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import (
@@ -200,6 +201,19 @@ def _hybrid_beside(
     """A hybrid search whose vector side (embedding, then ranking) runs on a worker
     while this thread ranks by keyword, both over one view of the store; None when no
     worker is free. Errors and the keyword fallback are those of the one-thread path."""
+    with cores_shared():  # the embedding keeps to one core: the keyword side has the other
+        return _both_sides(store, embedder, overlap, query, options, knowledge_base, depth)
+
+
+def _both_sides(
+    store: ViewRankable,
+    embedder: EmbeddingProvider,
+    overlap: HybridOverlap,
+    query: str,
+    options: SearchOptions,
+    knowledge_base: str,
+    depth: int,
+) -> SearchResult | None:
     opened: Future[RankingView] = Future()
 
     def vector_side() -> list[tuple[str, float, float]] | RagError:
