@@ -12,14 +12,20 @@
 2. Hybrid search latency (p50, p99) and requests/s at concurrency 1, 8 and 32, over
    HTTP and through the library (the same knowledge base file, the same embedder and
    SearchOptions, in this process) in the same run. HTTP overhead = HTTP p50 /
-   library p50 - 1 at concurrency 1.
+   library p50 - 1 at concurrency 1, where each query goes, in turn, through httpx
+   (the client of ``ragloom --server`` and of the ``openai`` package), through the
+   standard library's ``http.client`` (one kept-alive connection) and through the
+   library, so that drifts of the machine's speed hit all three alike. The two
+   clients differ by about a millisecond of their own work per request (httpx
+   builds more objects), which is the client's cost, not the server's.
 3. Mixed load for ``--duration`` seconds: 4 writers upload new documents (each with
    a unique marker word) while 32 readers search. Counts every status, every 5xx and
    every "database is locked" (in responses and in the server's log); at the end
    waits for the jobs and checks that every uploaded document is listed and found by
    a keyword search for its marker.
 
-Prints a table and writes bench/results/server_load.json.
+Prints a table and writes bench/results/server_load.json; with ``--latency-only``
+just step 2 runs and the result goes to bench/results/server_load_latency.json.
 """
 
 from __future__ import annotations
@@ -207,20 +213,71 @@ def latency_table(url: str, folder: Path, kb_id: str, queries: list[str]) -> dic
     def in_library(query: str) -> None:
         library.search(query, options)
 
-    for query in queries[:20]:  # warm both sides: model, matrix, keyword index
+    stdlib = StdlibClient(url)
+
+    def over_stdlib(query: str) -> None:
+        stdlib.post_json("/api/search", {"query": query, "knowledge_bases": ["scifact"]})
+
+    for query in queries[:20]:  # warm all sides: model, matrix, keyword index
         in_library(query)
         over_http(query)
-    rows = []
-    for concurrency in (1, 8, 32):
-        rounds = 1 if concurrency == 1 else 2
+        over_stdlib(query)
+    first = one_client({"http": over_http, "http_stdlib": over_stdlib,
+                        "library": in_library}, queries)
+    rows = [{"concurrency": 1, **first}]
+    for concurrency in (8, 32):
         # Interleaved per level so machine load drifts hit both sides alike.
-        http = run_concurrent(over_http, queries, concurrency, rounds)
-        lib = run_concurrent(in_library, queries, concurrency, rounds)
+        http = run_concurrent(over_http, queries, concurrency, 2)
+        lib = run_concurrent(in_library, queries, concurrency, 2)
         rows.append({"concurrency": concurrency, "http": http, "library": lib})
     store.close()
-    base = rows[0]
-    return {"rows": rows, "http_overhead_at_1": round(
-        base["http"]["p50_ms"] / base["library"]["p50_ms"] - 1, 3)}
+    stdlib.close()
+    lib_p50 = first["library"]["p50_ms"]
+    return {"rows": rows,
+            "http_overhead_at_1": round(first["http"]["p50_ms"] / lib_p50 - 1, 3),
+            "http_overhead_at_1_stdlib": round(first["http_stdlib"]["p50_ms"] / lib_p50 - 1, 3)}
+
+
+class StdlibClient:
+    """One kept-alive ``http.client`` connection posting JSON (raises on non-200)."""
+
+    def __init__(self, url: str) -> None:
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self._connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1",
+                                                      parts.port, timeout=60)
+
+    def post_json(self, path: str, body: dict[str, Any]) -> bytes:
+        self._connection.request("POST", path, body=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+        response = self._connection.getresponse()
+        data = response.read()
+        if response.status != 200:
+            raise RuntimeError(data.decode(errors="replace"))
+        return data
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def one_client(calls: dict[str, Callable[[str], None]], queries: list[str]
+               ) -> dict[str, dict[str, Any]]:
+    """Each query through every call, one at a time, in a rotating order."""
+    latencies: dict[str, list[float]] = {name: [] for name in calls}
+    names = list(calls)
+    for number, query in enumerate(queries):
+        shift = number % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.perf_counter()
+            calls[name](query)
+            latencies[name].append(time.perf_counter() - started)
+    return {name: {"concurrency": 1, "requests": len(values),
+                   "p50_ms": round(percentile(values, 50) * 1000, 2),
+                   "p99_ms": round(percentile(values, 99) * 1000, 2),
+                   "requests_per_second": round(len(values) / sum(values), 1)}
+            for name, values in latencies.items()}
 
 
 def mixed_load(url: str, corpus: list[tuple[str, str]], queries: list[str], duration: float,
@@ -323,6 +380,8 @@ def main() -> None:
     parser.add_argument("--ingest-docs", type=int, default=200,
                         help="abstracts uploaded through the API to time ingestion")
     parser.add_argument("--queries", type=int, default=200, help="queries per latency level")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the latency table (step 2), into server_load_latency.json")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ragloom-load-"))
     port = free_port()
@@ -337,7 +396,17 @@ def main() -> None:
         client = httpx.Client(base_url=url, timeout=600)
         queries = load_queries(args.queries)
         latency = latency_table(url, folder, built["kb_id"], queries)
-        print(f"latency done; overhead at 1: {latency['http_overhead_at_1']:.1%}", flush=True)
+        print(f"latency done; overhead at 1: {latency['http_overhead_at_1']:.1%} (httpx), "
+              f"{latency['http_overhead_at_1_stdlib']:.1%} (http.client)", flush=True)
+        if args.latency_only:
+            result = {"machine_load_before": [round(x, 2) for x in load_before],
+                      "machine_load_after": [round(x, 2) for x in os.getloadavg()],
+                      "prebuilt": built, "latency": latency}
+            print_latency(latency)
+            out = RESULTS.with_name("server_load_latency.json")
+            out.write_text(json.dumps(result, indent=2) + "\n")
+            print(f"wrote {out}")
+            return
         corpus = load_corpus(5183)
         mixed = mixed_load(url, corpus, load_queries(1000), args.duration)
         print("mixed load done", flush=True)
@@ -360,16 +429,25 @@ def main() -> None:
     print(f"wrote {RESULTS}")
 
 
-def print_table(result: dict[str, Any]) -> None:
+def print_latency(latency: dict[str, Any]) -> None:
     print("\nhybrid search on SciFact, default SearchOptions (ms, requests/s)")
-    print(f"{'clients':>8} {'http p50':>9} {'http p99':>9} {'http r/s':>9} "
+    print(f"{'clients':>8} {'client':>12} {'http p50':>9} {'http p99':>9} {'http r/s':>9} "
           f"{'lib p50':>8} {'lib p99':>8} {'lib r/s':>8}")
-    for row in result["latency"]["rows"]:
-        http, lib = row["http"], row["library"]
-        print(f"{row['concurrency']:>8} {http['p50_ms']:>9} {http['p99_ms']:>9} "
-              f"{http['requests_per_second']:>9} {lib['p50_ms']:>8} {lib['p99_ms']:>8} "
-              f"{lib['requests_per_second']:>8}")
-    print(f"HTTP overhead at 1 client (p50): {result['latency']['http_overhead_at_1']:.1%}")
+    for row in latency["rows"]:
+        lib = row["library"]
+        for key, client in (("http", "httpx"), ("http_stdlib", "http.client")):
+            if key not in row:
+                continue
+            http = row[key]
+            print(f"{row['concurrency']:>8} {client:>12} {http['p50_ms']:>9} "
+                  f"{http['p99_ms']:>9} {http['requests_per_second']:>9} {lib['p50_ms']:>8} "
+                  f"{lib['p99_ms']:>8} {lib['requests_per_second']:>8}")
+    print(f"HTTP overhead at 1 client (p50): {latency['http_overhead_at_1']:.1%} with httpx, "
+          f"{latency['http_overhead_at_1_stdlib']:.1%} with http.client")
+
+
+def print_table(result: dict[str, Any]) -> None:
+    print_latency(result["latency"])
     api = result["ingestion_through_api"]
     print(f"ingestion through the API: {api['documents']} abstracts in {api['seconds']} s "
           f"= {api['documents_per_second']} docs/s (jobs {api['jobs']})")

@@ -21,8 +21,6 @@ __all__ = ["Deps", "OpenAIDeps", "build_router"]
 
 
 def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
-    from fastapi import APIRouter
-
     from ragloom.server.openai_compat import (
         files,
         inference,
@@ -38,6 +36,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
     from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
+    from ragloom.server.routing import PrefixRouter
 
     if isinstance(deps, Deps):  # the core's generic wiring hands over its state
         from ragloom.server.openai_compat.wiring import deps_from_state
@@ -55,11 +54,13 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         await deps.cpu(ingestor.ensure_started)
         yield
 
-    router = APIRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
-                       lifespan=lifespan, responses=ERROR_RESPONSES)
-    files.add_routes(router, deps, db, purger)
+    router = PrefixRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
+                          lifespan=lifespan, responses=ERROR_RESPONSES)
+    # Routes are tried in the order they are added: vector stores (search is the
+    # most frequent request) before files; their paths do not overlap.
     api = VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
+    files.add_routes(router, deps, db, purger)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
                              clock=deps.clock)
     responses_routes.add_routes(router, deps, engine)
