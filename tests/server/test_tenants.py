@@ -217,3 +217,43 @@ def test_a_checked_key_is_remembered_briefly_and_a_revoked_one_stops(
     time.sleep(0.6)
     response = dave.get("/api/knowledge-bases")
     assert response.status_code == 401 and response.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_a_key_sent_to_a_server_without_keys_is_looked_up_once_per_window(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The official OpenAI client always sends a key: on a keyless loopback server it
+    is served as the default tenant, without a database read per request, until a
+    first key exists."""
+    import time
+
+    from ragloom.server import auth
+
+    monkeypatch.setattr(auth, "_KEY_CHECK_SECONDS", 0.5)
+    server = start_server(tmp_path / "kb" / "ragloom.db")
+    try:
+        lookups: list[str] = []
+        real = server.state.auth.keys.lookup
+
+        def counting(key: str) -> Any:
+            lookups.append(key)
+            return real(key)
+
+        monkeypatch.setattr(server.state.auth.keys, "lookup", counting)
+        anyone = server.client("sk-not-a-key")
+        created = anyone.post("/api/knowledge-bases", json={"name": "mine"})
+        assert created.status_code in (200, 201), created.text
+        for _ in range(3):
+            listed = anyone.get("/api/knowledge-bases")
+            assert [kb["name"] for kb in listed.json()["data"]] == ["mine"]
+        assert lookups == ["sk-not-a-key"]  # one read for four requests
+        default = server.client()
+        assert [kb["name"] for kb in default.get("/api/knowledge-bases").json()["data"]] == [
+            "mine"]  # the same tenant as a request without a key
+
+        auth.KeyStore(server.state.db).create_key("erin")
+        time.sleep(0.6)
+        refused = anyone.get("/api/knowledge-bases")
+        assert refused.status_code == 401
+        assert refused.json()["error"]["code"] == "invalid_api_key"
+    finally:
+        server.stop()

@@ -148,6 +148,11 @@ class Authenticator:
         # key (``ragloom keys revoke``, another process) stops within the same
         # _KEY_CHECK_SECONDS as a first key's creation takes to be noticed.
         self._known: dict[str, tuple[str, Tenant, float]] = {}
+        # Keys looked up in vain while the server had none, and when: such a request is
+        # served as one without a key (the official OpenAI client always sends one),
+        # and without a database read per request. Keys are random, so a key created
+        # later was never among these.
+        self._unknown: dict[str, float] = {}
 
     def keys_configured(self) -> bool:
         count, checked = self._key_count
@@ -165,14 +170,17 @@ class Authenticator:
     def recent(self, authorization: str | None, api_key: str | None,
                client_host: str | None) -> tuple[str, Tenant] | None:
         """What :meth:`authenticate` would answer, when that needs no database read
-        (a key checked lately, or no key while none exists); else None."""
+        (a key checked lately, or no key, or a key looked up in vain, while none
+        exists); else None."""
         clock = time.monotonic()
         key = _key_of(authorization, api_key)
         if key:
-            known = self._known.get(hash_key(key))
+            digest = hash_key(key)
+            known = self._known.get(digest)
             if known is not None and clock - known[2] <= _KEY_CHECK_SECONDS:
                 return known[0], known[1]
-            return None
+            if clock - self._unknown.get(digest, -math.inf) > _KEY_CHECK_SECONDS:
+                return None
         count, checked = self._key_count
         if (count == 0 and clock - checked <= _KEY_CHECK_SECONDS and self._default is not None
                 and (self.insecure_no_auth or is_loopback(client_host or ""))):
@@ -195,6 +203,10 @@ class Authenticator:
                 raise ApiError(401, "the API key is not valid; create one with: "
                                "ragloom keys create --tenant NAME",
                                type="authentication_error", code="invalid_api_key")
+            digest = hash_key(key)
+            if len(self._unknown) >= _KNOWN_KEYS_MAX and digest not in self._unknown:
+                self._unknown.clear()
+            self._unknown[digest] = time.monotonic()
         if self.keys_configured():
             raise ApiError(401, "this server needs an API key: send Authorization: Bearer KEY",
                            type="authentication_error", code="missing_api_key")
