@@ -133,6 +133,8 @@ def prebuild(folder: Path) -> dict[str, Any]:
     store = SqliteVectorStore(folder / "ragloom.db", collection=record.collection)
     library = VectorKnowledgeBase(store, cached, chunker, name="scifact")
     library.ingest(dataset.documents())
+    if cached.misses:
+        cached.save()  # embed_documents keeps new rows in memory only
     stats = store.stats()
     store.close()
     return {"documents": stats.document_count, "chunks": stats.chunk_count,
