@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ragloom._threads import available_cores, cores_are_shared
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.types import Embedding, Vector
 
@@ -207,6 +208,7 @@ class OnnxEmbedder:
         self._documents: OnnxEncoder | None = None
         self._queries: OnnxEncoder | None = None
         self._solo: OnnxEncoder | None = None
+        self._solo_off = solo_query_threads == 0
         self._counter: Any = None
         self._running = 0  # embeddings under way, queries and document batches
         self._running_lock = threading.Lock()
@@ -238,8 +240,6 @@ class OnnxEmbedder:
         return [Vector(row) for row in matrix]
 
     def embed_query(self, text: str) -> Embedding:
-        from ragloom._threads import cores_are_shared
-
         with self._embedding() as alone:
             encoder = self._solo_encoder() if alone and not cores_are_shared() else None
             return Vector((encoder or self._encoder(query=True)).encode([text])[0])
@@ -293,8 +293,6 @@ class OnnxEmbedder:
             if query and self._queries is None:
                 self._queries = self._build(self._query_threads)
             if not query and self._documents is None:
-                from ragloom._threads import available_cores
-
                 # Batches in parallel, one thread each, rather than every operator
                 # split across the cores: no barrier per operator, so a core taken
                 # by the file reader or another process slows one batch, not all.
@@ -315,14 +313,12 @@ class OnnxEmbedder:
         14.9 ms (the session's idle threads sleep rather than spin). More CPU per
         query is what costs under a steady stream of queries, hence one thread then.
         """
-        if self._solo is not None or self._solo_threads == 0:
+        if self._solo is not None or self._solo_off:
             return self._solo
-        from ragloom._threads import available_cores
-
         threads = (self._solo_threads if self._solo_threads is not None
                    else min(2, available_cores()))
         if threads <= self._query_threads:
-            self._solo_threads = 0  # decided once: no second session
+            self._solo_off = True  # decided once: no second session
             return None
         with self._lock:
             if self._solo is None:
