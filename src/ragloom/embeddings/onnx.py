@@ -308,10 +308,11 @@ class OnnxEmbedder:
         one-thread session anyway.
 
         A lone SciFact query (23 tokens, int8) on this 2-core machine: 3.98-5.89 ms
-        with 2 threads against 6.12-9.36 ms with 1, for 0-15 % more CPU; with another
-        process busy on one core, 7.14 against 7.25 ms, and on both, 10.7 against
-        14.9 ms (the session's idle threads sleep rather than spin). More CPU per
-        query is what costs under a steady stream of queries, hence one thread then.
+        with 2 threads against 6.12-9.36 ms with 1, for 5-60 % more CPU (on a core
+        that is idle then); with another process busy on one core, 7.14 against
+        7.25 ms, and on both, 10.7 against 14.9 ms (the session's idle threads sleep
+        rather than spin). More CPU per query is what costs under a steady stream of
+        queries, hence one thread then.
         """
         if self._solo is not None or self._solo_off:
             return self._solo
