@@ -191,6 +191,19 @@ def test_uploads_over_the_limit_get_413(keyed: tuple[LiveServer, dict[str, str]]
     assert small.status_code == 202
 
 
+def count_lookups(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys the server looks up in its database from now on."""
+    lookups: list[str] = []
+    real = server.state.auth.keys.lookup
+
+    def counting(key: str) -> Any:
+        lookups.append(key)
+        return real(key)
+
+    monkeypatch.setattr(server.state.auth.keys, "lookup", counting)
+    return lookups
+
+
 def test_a_checked_key_is_remembered_briefly_and_a_revoked_one_stops(
         keyed: tuple[LiveServer, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
     import time
@@ -201,14 +214,7 @@ def test_a_checked_key_is_remembered_briefly_and_a_revoked_one_stops(
     keys = auth.KeyStore(server.state.db)
     created = keys.create_key("dave")
     monkeypatch.setattr(auth, "_KEY_CHECK_SECONDS", 0.5)
-    lookups: list[str] = []
-    real = server.state.auth.keys.lookup
-
-    def counting(key: str) -> Any:
-        lookups.append(key)
-        return real(key)
-
-    monkeypatch.setattr(server.state.auth.keys, "lookup", counting)
+    lookups = count_lookups(server, monkeypatch)
     dave = server.client(created.key)
     assert dave.get("/api/knowledge-bases").status_code == 200
     assert dave.get("/api/knowledge-bases").status_code == 200
@@ -231,14 +237,7 @@ def test_a_key_sent_to_a_server_without_keys_is_looked_up_once_per_window(
     monkeypatch.setattr(auth, "_KEY_CHECK_SECONDS", 0.5)
     server = start_server(tmp_path / "kb" / "ragloom.db")
     try:
-        lookups: list[str] = []
-        real = server.state.auth.keys.lookup
-
-        def counting(key: str) -> Any:
-            lookups.append(key)
-            return real(key)
-
-        monkeypatch.setattr(server.state.auth.keys, "lookup", counting)
+        lookups = count_lookups(server, monkeypatch)
         anyone = server.client("sk-not-a-key")
         created = anyone.post("/api/knowledge-bases", json={"name": "mine"})
         assert created.status_code in (200, 201), created.text

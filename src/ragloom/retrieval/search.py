@@ -201,47 +201,36 @@ def _hybrid_beside(
     """A hybrid search whose vector side (embedding, then ranking) runs on a worker
     while this thread ranks by keyword, both over one view of the store; None when no
     worker is free. Errors and the keyword fallback are those of the one-thread path."""
-    with cores_shared():  # the embedding keeps to one core: the keyword side has the other
-        return _both_sides(store, embedder, overlap, query, options, knowledge_base, depth)
+    # The embedding keeps to one core meanwhile: the keyword side has the other.
+    with cores_shared():
+        opened: Future[RankingView] = Future()
 
+        def vector_side() -> list[tuple[str, float, float]] | RagError:
+            try:  # before the view opens: embedding needs no lock
+                embedding = embedder.embed_query(query)
+            except RagError as exc:
+                return exc
+            return opened.result().ranked_ids(embedding, depth)
 
-def _both_sides(
-    store: ViewRankable,
-    embedder: EmbeddingProvider,
-    overlap: HybridOverlap,
-    query: str,
-    options: SearchOptions,
-    knowledge_base: str,
-    depth: int,
-) -> SearchResult | None:
-    opened: Future[RankingView] = Future()
-
-    def vector_side() -> list[tuple[str, float, float]] | RagError:
-        try:  # before the view opens: embedding needs no lock
-            embedding = embedder.embed_query(query)
-        except RagError as exc:
-            return exc
-        return opened.result().ranked_ids(embedding, depth)
-
-    pending = overlap.submit(vector_side)
-    if pending is None:
-        return None
-    try:
-        with store.ranking_view(options.filters) as view:
-            opened.set_result(view)
-            try:
-                sparse = view.keyword_ranked_ids(query, depth)
-            finally:
-                # The worker reads the view: it must be done before the view closes.
+        pending = overlap.submit(vector_side)
+        if pending is None:
+            return None
+        try:
+            with store.ranking_view(options.filters) as view:
+                opened.set_result(view)
+                try:
+                    sparse = view.keyword_ranked_ids(query, depth)
+                finally:
+                    # The worker reads the view: it must be done before the view closes.
+                    wait([pending])
+        finally:
+            if not opened.done():  # the view did not open: the worker stops waiting for it
+                opened.set_exception(QueryError("the store could not be read"))
                 wait([pending])
-    finally:
-        if not opened.done():  # the view did not open: the worker stops waiting for it
-            opened.set_exception(QueryError("the store could not be read"))
-            wait([pending])
-    dense = pending.result()
-    if isinstance(dense, RagError):
-        return _degraded(store, query, options, knowledge_base, dense)
-    return SearchResult(_fuse_ranked(store, dense, sparse, options, knowledge_base, depth))
+        dense = pending.result()
+        if isinstance(dense, RagError):
+            return _degraded(store, query, options, knowledge_base, dense)
+        return SearchResult(_fuse_ranked(store, dense, sparse, options, knowledge_base, depth))
 
 
 def _passing(matches: list[VectorMatch], threshold: float | None) -> list[VectorMatch]:
