@@ -179,11 +179,15 @@ def run_concurrent(call: Callable[[str], None], queries: list[str], concurrency:
     started = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
         list(pool.map(one, work))
-    wall = time.perf_counter() - started
-    return {"concurrency": concurrency, "requests": len(work),
+    return summary(latencies, concurrency, time.perf_counter() - started)
+
+
+def summary(latencies: list[float], concurrency: int, wall: float) -> dict[str, Any]:
+    """p50, p99 and requests/s of one level's request times (seconds)."""
+    return {"concurrency": concurrency, "requests": len(latencies),
             "p50_ms": round(percentile(latencies, 50) * 1000, 2),
             "p99_ms": round(percentile(latencies, 99) * 1000, 2),
-            "requests_per_second": round(len(work) / wall, 1)}
+            "requests_per_second": round(len(latencies) / wall, 1)}
 
 
 def latency_table(url: str, folder: Path, kb_id: str, queries: list[str]) -> dict[str, Any]:
@@ -275,11 +279,8 @@ def one_client(calls: dict[str, Callable[[str], None]], queries: list[str]
             started = time.perf_counter()
             calls[name](query)
             latencies[name].append(time.perf_counter() - started)
-    return {name: {"concurrency": 1, "requests": len(values),
-                   "p50_ms": round(percentile(values, 50) * 1000, 2),
-                   "p99_ms": round(percentile(values, 99) * 1000, 2),
-                   "requests_per_second": round(len(values) / sum(values), 1)}
-            for name, values in latencies.items()}
+    # One request at a time: each side's wall time is the sum of its own requests.
+    return {name: summary(values, 1, sum(values)) for name, values in latencies.items()}
 
 
 def mixed_load(url: str, corpus: list[tuple[str, str]], queries: list[str], duration: float,
@@ -401,13 +402,11 @@ def main() -> None:
         print(f"latency done; overhead at 1: {latency['http_overhead_at_1']:.1%} (httpx), "
               f"{latency['http_overhead_at_1_stdlib']:.1%} (http.client)", flush=True)
         if args.latency_only:
-            result = {"machine_load_before": [round(x, 2) for x in load_before],
-                      "machine_load_after": [round(x, 2) for x in os.getloadavg()],
-                      "prebuilt": built, "latency": latency}
             print_latency(latency)
-            out = RESULTS.with_name("server_load_latency.json")
-            out.write_text(json.dumps(result, indent=2) + "\n")
-            print(f"wrote {out}")
+            write(RESULTS.with_name("server_load_latency.json"),
+                  {"machine_load_before": [round(x, 2) for x in load_before],
+                   "machine_load_after": [round(x, 2) for x in os.getloadavg()],
+                   "prebuilt": built, "latency": latency})
             return
         corpus = load_corpus(5183)
         mixed = mixed_load(url, corpus, load_queries(1000), args.duration)
@@ -426,9 +425,13 @@ def main() -> None:
               "prebuilt": built, "ingestion_through_api": ingestion, "latency": latency,
               "mixed": mixed}
     print_table(result)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write(RESULTS, result)
+
+
+def write(path: Path, result: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {path}")
 
 
 def print_latency(latency: dict[str, Any]) -> None:

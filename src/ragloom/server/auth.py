@@ -22,6 +22,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio
 from fastapi import Request
@@ -34,6 +35,7 @@ KEY_PREFIX = "rlk_"
 DEFAULT_TENANT = "default"
 _KEY_CHECK_SECONDS = 2.0
 _KNOWN_KEYS_MAX = 10_000
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -193,20 +195,15 @@ class Authenticator:
         key = _key_of(authorization, api_key)
         if key:
             found = self.keys.lookup(key)
+            digest = hash_key(key)
             if found is not None:
-                digest = hash_key(key)
-                if len(self._known) >= _KNOWN_KEYS_MAX and digest not in self._known:
-                    self._known.clear()
-                self._known[digest] = (found[0], found[1], time.monotonic())
+                _remember(self._known, digest, (found[0], found[1], time.monotonic()))
                 return found
             if self.keys_configured():
                 raise ApiError(401, "the API key is not valid; create one with: "
                                "ragloom keys create --tenant NAME",
                                type="authentication_error", code="invalid_api_key")
-            digest = hash_key(key)
-            if len(self._unknown) >= _KNOWN_KEYS_MAX and digest not in self._unknown:
-                self._unknown.clear()
-            self._unknown[digest] = time.monotonic()
+            _remember(self._unknown, digest, time.monotonic())
         if self.keys_configured():
             raise ApiError(401, "this server needs an API key: send Authorization: Bearer KEY",
                            type="authentication_error", code="missing_api_key")
@@ -223,6 +220,14 @@ class Authenticator:
             raise ApiError(429, f"rate limit reached for this key; retry in {wait:.1f} s",
                            type="rate_limit_error", code="rate_limit_exceeded",
                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+def _remember(table: dict[str, _T], digest: str, value: _T) -> None:
+    """``table[digest] = value``, emptying a full table first (it holds at most
+    _KNOWN_KEYS_MAX keys: a flood of made-up keys cannot grow it without bound)."""
+    if len(table) >= _KNOWN_KEYS_MAX and digest not in table:
+        table.clear()
+    table[digest] = value
 
 
 def _key_of(authorization: str | None, api_key: str | None) -> str | None:
