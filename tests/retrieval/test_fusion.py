@@ -200,3 +200,26 @@ def test_cut_lists_keep_plain_min_max() -> None:
     # Keyword as BM25: 10, 30/7, 10/9.
     middle = (30 / 7 - 10 / 9) / (10 - 10 / 9)
     assert fused == pytest.approx({"a": 0.5, "b": 0.5 * 0.5 + 0.5 * middle, "c": 0.5})
+
+
+# Scores from a few values, so that fused totals tie often (the case a shortcut for
+# the first n items is most likely to get wrong), and any floats.
+tied_ranking = st.lists(st.tuples(ids, st.sampled_from([0.0, 0.2, 0.5, 0.55, 1.0])),
+                        max_size=12, unique_by=lambda p: p[0]).map(
+    lambda items: sorted(items, key=lambda p: -p[1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(tied_ranking, ranking), st.one_of(tied_ranking, ranking),
+       st.sampled_from(["rrf", "weighted"]), st.integers(0, 14))
+def test_a_limit_gives_the_head_of_the_whole_fused_list(
+    vector: list[tuple[str, float]], keyword: list[tuple[str, float]], ranker: str, limit: int
+) -> None:
+    whole = fuse_hybrid(vector, keyword, ranker=ranker, depth=10)
+    head = fuse_hybrid(vector, keyword, ranker=ranker, depth=10, limit=limit)
+    assert head == whole[:limit]
+    lists = [vector, keyword, vector[::-1]]
+    assert (reciprocal_rank_fusion(lists, weights=[1.0, 0.5, 0.2], limit=limit)
+            == reciprocal_rank_fusion(lists, weights=[1.0, 0.5, 0.2])[:limit])
+    assert (weighted_fusion(lists, [0.4, 0.4, 0.2], normalization="none", limit=limit)
+            == weighted_fusion(lists, [0.4, 0.4, 0.2], normalization="none")[:limit])

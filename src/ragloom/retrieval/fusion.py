@@ -34,6 +34,7 @@ New rankers register in :data:`RANKERS` under a name.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,12 +71,12 @@ class _Evidence:
     total: float
 
 
-def _evidence(rankings: Sequence[Ranking]) -> dict[str, _Evidence]:
+def _evidence(rankings: Sequence[Ranking], wanted: set[str] | None) -> dict[str, _Evidence]:
     found: dict[str, _Evidence] = {}
     for ranking in rankings:
         seen: set[str] = set()
         for rank, (item_id, score) in enumerate(ranking, start=1):
-            if item_id in seen:
+            if item_id in seen or (wanted is not None and item_id not in wanted):
                 continue
             seen.add(item_id)
             known = found.get(item_id)
@@ -87,12 +88,31 @@ def _evidence(rankings: Sequence[Ranking]) -> dict[str, _Evidence]:
     return found
 
 
+def _contenders(totals: dict[str, float], limit: int) -> dict[str, float]:
+    """The items that can be among the first ``limit`` once ordered: every item
+    whose total rounds (to 12 significant digits) to at least what the
+    ``limit``-th best total rounds to, ties included, and a few more.
+
+    Rounding moves a value by at most 5e-12 of itself, so a total more than 1e-9 of
+    the limit-th below it cannot round up to it; the rest are never looked at."""
+    if limit >= len(totals):
+        return totals
+    edge = heapq.nlargest(limit, totals.values())[-1]
+    low = edge - abs(edge) * 1e-9
+    return {item_id: raw for item_id, raw in totals.items() if raw >= low}
+
+
 def _ordered(
-    totals: dict[str, float], scale: float, rankings: Sequence[Ranking]
+    totals: dict[str, float], scale: float, rankings: Sequence[Ranking],
+    limit: int | None = None,
 ) -> list[Fused]:
+    if limit is not None:
+        if limit < 1:
+            return []
+        totals = _contenders(totals, limit)
     items = [Fused(item_id, min(1.0, max(0.0, raw / scale)) if scale > 0 else 0.0, raw)
              for item_id, raw in totals.items()]
-    evidence = _evidence(rankings)
+    evidence = _evidence(rankings, None if limit is None else set(totals))
 
     def key(item: Fused) -> tuple[float, int, float, str]:
         # Sums of the same terms in another order differ in the last bits: rounding
@@ -114,7 +134,7 @@ def _ordered(
             items[start:end] = [Fused(item.id, best.score, best.raw)
                                 for item in items[start:end]]
         start = end
-    return items
+    return items if limit is None else items[:limit]
 
 
 def reciprocal_rank_fusion(
@@ -123,13 +143,15 @@ def reciprocal_rank_fusion(
     k: float = 60.0,
     weights: Sequence[float] | None = None,
     max_lists: int | None = None,
+    limit: int | None = None,
 ) -> list[Fused]:
     """RRF: each list adds ``weight / (k + rank)`` (rank from 1) to the items it holds.
 
     The score is the sum divided by the best possible sum over the lists that have
     results, ``sum(weights) / (k + 1)`` (or, with ``max_lists``, what an item in that
     many lists could reach, for lists that cannot share items such as different
-    knowledge bases).
+    knowledge bases). ``limit``: only the first that many items (what slicing the
+    whole list gives, without ordering the rest).
     """
     if k <= 0:
         raise ValueError("RRF's k (impact_factor) must be positive")
@@ -146,7 +168,7 @@ def reciprocal_rank_fusion(
             totals[item_id] = totals.get(item_id, 0.0) + weight / (k + rank)
     present = [w for ranking, w in zip(rankings, weights, strict=True) if ranking]
     best = sorted(present, reverse=True)[:max_lists] if max_lists is not None else present
-    return _ordered(totals, sum(best) / (k + 1.0), rankings)
+    return _ordered(totals, sum(best) / (k + 1.0), rankings, limit)
 
 
 def normalize(
@@ -197,6 +219,7 @@ def weighted_fusion(
     normalization: Normalization = "minmax",
     floors: Sequence[float | None] | None = None,
     cut: Sequence[bool] | None = None,
+    limit: int | None = None,
 ) -> list[Fused]:
     """Weighted sum of normalised scores; an item absent from a list gets 0 from it.
 
@@ -204,8 +227,9 @@ def weighted_fusion(
     results, so it stays in [0, 1]. ``floors`` give each list's no-evidence score and
     ``cut`` says which lists were cut short by the search's depth (see the module's
     rules; without them every list's own range is used, as plain min-max does).
+    ``limit`` is as in :func:`reciprocal_rank_fusion`.
     """
-    return _weighted(rankings, weights, normalization, floors, cut, rankings)
+    return _weighted(rankings, weights, normalization, floors, cut, rankings, limit)
 
 
 def _weighted(
@@ -215,6 +239,7 @@ def _weighted(
     floors: Sequence[float | None] | None,
     cut: Sequence[bool] | None,
     inputs: Sequence[Ranking],
+    limit: int | None = None,
 ) -> list[Fused]:
     """:func:`weighted_fusion` of ``rankings``; ties are broken on ``inputs`` (the same
     items with their contract scores, when ``rankings`` hold other values)."""
@@ -237,13 +262,13 @@ def _weighted(
         for item_id, value in zip(best, normalised, strict=True):
             totals[item_id] = totals.get(item_id, 0.0) + weight * value
     present = sum(w for ranking, w in zip(rankings, weights, strict=True) if ranking)
-    return _ordered(totals, float(present), inputs)
+    return _ordered(totals, float(present), inputs, limit)
 
 
 def alpha_fusion(
     vector: Ranking, keyword: Ranking, *, alpha: float = 0.5,
     normalization: Normalization = "minmax", depth: int | None = None,
-    cut: tuple[bool, bool] | None = None,
+    cut: tuple[bool, bool] | None = None, limit: int | None = None,
 ) -> list[Fused]:
     """Weighted fusion of a vector and a keyword list: ``alpha`` 1 is vector only, 0 keyword.
 
@@ -270,7 +295,7 @@ def alpha_fusion(
         measured = [(item_id, score_to_bm25(score)) for item_id, score in keyword]
     return _weighted([vector, measured], [alpha, 1.0 - alpha], normalization,
                      [VECTOR_FLOOR, score_to_bm25(KEYWORD_FLOOR)], list(cut),
-                     [vector, keyword])
+                     [vector, keyword], limit)
 
 
 def fuse_hybrid(
@@ -283,18 +308,20 @@ def fuse_hybrid(
     normalization: Normalization = "minmax",
     depth: int | None = None,
     cut: tuple[bool, bool] | None = None,
+    limit: int | None = None,
 ) -> list[Fused]:
     """Fuse a vector and a keyword ranking with the ranker named as in ``SearchOptions``.
 
     Keyword items with a score at or below :data:`KEYWORD_FLOOR` are no match and are
-    left out; ``depth`` and ``cut`` are as in :func:`alpha_fusion`.
+    left out; ``depth`` and ``cut`` are as in :func:`alpha_fusion`, ``limit`` as in
+    :func:`reciprocal_rank_fusion`.
     """
     keyword = [(item_id, score) for item_id, score in keyword if score > KEYWORD_FLOOR]
     if ranker == "rrf":
-        return reciprocal_rank_fusion([vector, keyword], k=impact_factor)
+        return reciprocal_rank_fusion([vector, keyword], k=impact_factor, limit=limit)
     if ranker == "weighted":
         return alpha_fusion(vector, keyword, alpha=alpha, normalization=normalization,
-                            depth=depth, cut=cut)
+                            depth=depth, cut=cut, limit=limit)
     raise ValueError(f"unknown ranker {ranker!r}; use one of {', '.join(RANKERS)}")
 
 

@@ -175,8 +175,8 @@ def _search(
         return SearchResult(_finish(_to_query_matches(dense, knowledge_base), options),
                             degraded=True, notice=notice)
     sparse = _keyword(store, query, depth, filters)
-    fused = fuse_matches(dense, sparse, options, knowledge_base, depth=depth)
-    return SearchResult(fused[: options.top_k])
+    return SearchResult(fuse_matches(dense, sparse, options, knowledge_base, depth=depth,
+                                     limit=options.top_k))
 
 
 def _degraded(store: object, query: str, options: SearchOptions, knowledge_base: str,
@@ -260,7 +260,8 @@ def _fuse_ranked(
         alpha=options.alpha,
         normalization=normalization_of(options),
         cut=cut,
-    )[: options.top_k]
+        limit=options.top_k,
+    )
     chunks = {chunk.id: chunk for chunk in store.get_chunks([item.id for item in fused])}
     # A chunk deleted between ranking and reading is left out, as a search a moment
     # later would leave it out.
@@ -275,6 +276,7 @@ def fuse_matches(
     knowledge_base: str = "",
     *,
     depth: int | None = None,
+    limit: int | None = None,
 ) -> list[QueryMatch]:
     """Vector and keyword matches fused by chunk id with the ranker ``options`` name.
 
@@ -282,7 +284,8 @@ def fuse_matches(
     means what it means in vector and keyword mode whatever the ranker: a chunk is
     fused in from a side only if that side's search would have returned it.
     ``depth`` is how many matches each side was asked for (see
-    :func:`~ragloom.retrieval.fusion.alpha_fusion`).
+    :func:`~ragloom.retrieval.fusion.alpha_fusion`); ``limit`` keeps the first that
+    many.
     """
     # Cut short by the depth asked for? Decided before the threshold shortens them.
     cut = None if depth is None else (len(dense) >= depth, len(sparse) >= depth)
@@ -298,6 +301,7 @@ def fuse_matches(
         alpha=options.alpha,
         normalization=normalization_of(options),
         cut=cut,
+        limit=limit,
     )
     return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
                        knowledge_base=knowledge_base) for item in fused]
