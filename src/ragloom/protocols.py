@@ -39,6 +39,20 @@ class TokenCounter(Protocol):
 
 
 @runtime_checkable
+class TokenSpanner(Protocol):
+    """A token counter that can also say where each token of a text lies.
+
+    ``token_spans`` gives the ``(start, end)`` character offsets of the tokens
+    ``count_tokens`` counts, or None when its tokenizer's tokens may cross
+    whitespace or punctuation (then a piece cut at a word edge would not tokenize
+    as it does inside the text). A splitter then tokenizes a document once and
+    measures each piece by counting the tokens inside it.
+    """
+
+    def token_spans(self, text: str) -> Sequence[tuple[int, int]] | None: ...
+
+
+@runtime_checkable
 class EmbeddingProvider(Protocol):
     """Turns texts into embeddings, in batches; queries have their own path."""
 

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 
 from ragloom.chunking.base import Span, build_chunks, check_size, page_starts_of
+from ragloom.chunking.measure import Measure
 from ragloom.chunking.sentences import sentence_spans
 from ragloom.protocols import TokenCounter
 from ragloom.types import TextChunk, TextDocument
@@ -96,7 +97,7 @@ class RecursiveSplitter:
         end = len(text) if end is None else end
         if start >= end or not text[start:end].strip():
             return []
-        measure = _Measure(self.token_counter)
+        measure = Measure(self.token_counter, text, start, end)
         budget = max(1, self.chunk_size - measure.overhead)
         overlap = min(self.chunk_overlap, budget - 1)
         leaves = self._leaves(text, start, end, None, 0, budget, measure)
@@ -117,10 +118,10 @@ class RecursiveSplitter:
 
     def _leaves(
         self, text: str, start: int, end: int, length: int | None, level: int,
-        budget: int, measure: _Measure,
+        budget: int, measure: Measure,
     ) -> Iterator[Piece]:
         if length is None and (end - start) <= budget * _MAX_CHARS_PER_TOKEN:
-            length = measure(text[start:end])
+            length = measure.span(start, end)
         if length is not None and length <= budget:
             yield (start, end, length)
             return
@@ -146,37 +147,24 @@ class RecursiveSplitter:
 
     def _hard_cut(
         self, text: str, start: int, end: int, length: int | None, budget: int,
-        measure: _Measure,
+        measure: Measure,
     ) -> Iterator[Piece]:
         if measure.counter is None:
             for position in range(start, end, budget):
                 stop = min(position + budget, end)
                 yield (position, stop, stop - position)
             return
-        total = length if length is not None else measure(text[start:end])
+        total = length if length is not None else measure.span(start, end)
         width = max(1, int((end - start) * budget / max(total, 1)))
         position = start
         while position < end:
             stop = min(position + width, end)
-            size = measure(text[position:stop])
+            size = measure.span(position, stop)
             while size > budget and stop - position > 1:
                 stop = position + (stop - position) // 2
-                size = measure(text[position:stop])
+                size = measure.span(position, stop)
             yield (position, stop, size)
             position = stop
-
-
-class _Measure:
-    """Length of a text, without the fixed tokens a counter adds to every call."""
-
-    def __init__(self, counter: TokenCounter | None) -> None:
-        self.counter = counter
-        self.overhead = counter.count_tokens("") if counter is not None else 0
-
-    def __call__(self, text: str) -> int:
-        if self.counter is None:
-            return len(text)
-        return max(0, self.counter.count_tokens(text) - self.overhead)
 
 
 def _merge(leaves: Iterator[Piece], budget: int, overlap: int) -> list[Span]:

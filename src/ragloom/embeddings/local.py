@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ragloom._threads import available_cores, quiet_loading, torch_threads
+from ragloom.embeddings.token_spans import word_token_spans
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.types import Embedding, Vector
 
@@ -285,6 +286,11 @@ class SentenceTransformerEmbedder:
         """Tokens the model sees for ``text``, without special tokens or truncation."""
         tokenizer = self._load_tokenizer()
         return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Where the tokens :meth:`count_tokens` counts lie, for a tokenizer whose
+        tokens stay inside words (see :class:`ragloom.protocols.TokenSpanner`)."""
+        return word_token_spans(self._load_tokenizer(), text)
 
     def _load_tokenizer(self) -> Any:
         if self._tokenizer is not None:

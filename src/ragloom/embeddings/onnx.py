@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom._threads import available_cores, cores_are_shared
+from ragloom.embeddings.token_spans import word_token_spans
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.types import Embedding, Vector
 
@@ -263,12 +264,20 @@ class OnnxEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model sees for ``text``, without special tokens or truncation."""
+        return len(self._token_counter().encode(text, add_special_tokens=False).ids)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Where the tokens :meth:`count_tokens` counts lie (see
+        :class:`ragloom.protocols.TokenSpanner`)."""
+        return word_token_spans(self._token_counter(), text)
+
+    def _token_counter(self) -> Any:
         if self._counter is None:
             counter = load_tokenizer(self._model_folder())
             counter.no_truncation()
             counter.no_padding()
             self._counter = counter
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
+        return self._counter
 
     def warm_up(self) -> Path:
         """Export (if needed) and return the cache folder; loads no session."""

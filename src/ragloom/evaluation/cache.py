@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragloom.protocols import EmbeddingProvider
+from ragloom.protocols import EmbeddingProvider, TokenSpanner
 from ragloom.types import Embedding, Vector, text_hash
 
 
@@ -38,6 +38,10 @@ class CachedEmbedder:
     def count_tokens(self, text: str) -> int:
         counter = getattr(self.embedder, "count_tokens", None)
         return int(counter(text)) if callable(counter) else len(text.split())
+
+    def token_spans(self, text: str) -> Sequence[tuple[int, int]] | None:
+        inner = self.embedder
+        return inner.token_spans(text) if isinstance(inner, TokenSpanner) else None
 
     def _files(self) -> tuple[Path, Path]:
         return self.path.with_suffix(".npy"), self.path.with_suffix(".json")

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragloom.errors import ConfigurationError, KnowledgeBaseNotFoundError
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
+from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter, TokenSpanner
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Embedding, Tool
 
@@ -46,6 +46,10 @@ class LazyEmbedder:
         if isinstance(real, TokenCounter):
             return real.count_tokens(text)
         return max(1, len(text.split()) * 4 // 3)
+
+    def token_spans(self, text: str) -> Sequence[tuple[int, int]] | None:
+        real = self._get()
+        return real.token_spans(text) if isinstance(real, TokenSpanner) else None
 
 
 class LazyModel:
