@@ -46,12 +46,14 @@ class Measure:
         """Length of ``text[start:end]`` (within the range this measure was made for)."""
         if self.counter is None:
             return end - start
-        starts = self._starts() if self._spanner is not None else None
+        starts = self._starts()
         if starts is not None and word_edge(self._text, start) and word_edge(self._text, end):
             return bisect_left(starts, end) - bisect_left(starts, start)
         return self(self._text[start:end])
 
     def _starts(self) -> list[int] | None:
+        """Where each token of the range starts (tokenized on the first call), or None
+        without a spanner."""
         if self._token_starts is None and self._spanner is not None:
             spans = self._spanner.token_spans(self._text[self._start:self._end])
             if spans is None:
