@@ -120,14 +120,25 @@ class DenseMatrix:
             matrix = self._rows[rows]
         raw, order_key = self._measure(matrix, query)
         k = min(top_k, raw.shape[0])
-        best = (np.argpartition(order_key, -k)[-k:] if k < raw.shape[0]
-                else np.arange(raw.shape[0]))
-        # Ties break by id so results are deterministic across stores.
-        ordered = sorted(best.tolist(), key=lambda i: (-order_key[i], self._ids[rows[i]]))
-        scores = self._score(raw[ordered])
-        return [
-            (self._ids[rows[i]], float(scores[n]), float(raw[i])) for n, i in enumerate(ordered)
-        ]
+        if k < raw.shape[0]:
+            # Everything tied with the k-th best competes for the last places.
+            kth = order_key[np.argpartition(order_key, -k)[-k:]].min()
+            best = np.flatnonzero(order_key >= kth)
+        else:
+            best = np.arange(raw.shape[0])
+        best = best[np.argsort(-order_key[best], kind="stable")]
+        keys = order_key[best]
+        if keys.size > 1 and bool(np.any(keys[1:] == keys[:-1])):
+            # Ties break by id so results are deterministic across stores (rare with
+            # real vectors: the common case orders in NumPy, not per item in Python).
+            best = np.array(sorted(best.tolist(), key=lambda i: (-order_key[i],
+                                                                  self._ids[rows[i]])),
+                            dtype=np.int64)
+        best = best[:k]
+        ids = self._ids
+        found = [ids[row] for row in rows[best].tolist()]
+        measured = raw[best]
+        return list(zip(found, self._score(measured).tolist(), measured.tolist(), strict=True))
 
     def _measure(
         self, matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32]

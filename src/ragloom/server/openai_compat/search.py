@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragloom import json_codec
 from ragloom.embeddings.query_memo import QueryMemo
 from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
@@ -288,5 +288,4 @@ def page_json(query: str, hits: Sequence[FileHit]) -> bytes:
     """The search results page, encoded (as FastAPI's JSONResponse would encode it)."""
     page = {"object": "vector_store.search_results.page", "search_query": [query],
             "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
-    return json.dumps(page, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":")).encode("utf-8")
+    return json_codec.encode(page)
