@@ -18,6 +18,12 @@ first 100 abstracts and ``kb.search`` per mode, so the API's overhead over the
 library is measured in the same run whatever else loads the machine (the OGX
 figures were measured on a quiet machine; compare ratios when the load is high).
 
+Last, with the server stopped, the model alone: one query's embedding CPU and the
+CPU to embed every stored chunk. With the client's CPU per request they bound what
+any server could reach on these cores (requests/s if it did nothing but embed the
+query; documents/s if ingesting were nothing but embedding), printed beside the
+issue's 5x-OGX targets.
+
 Prints a table next to the OGX figures from the issue and writes
 bench/results/openai_compat.json. Client and server share this machine's cores, as
 they did for OGX.
@@ -179,6 +185,46 @@ def library(folder: str, vs_id: str, docs: list[tuple[str, str]], queries: list[
     return {"ingest_docs_per_s": round(ingest_rate, 1), "search_p50_ms": p50}
 
 
+def ceilings(folder: str, vs_id: str, queries: list[str]) -> dict[str, float]:
+    """What the model alone costs, measured here after the server has stopped: the
+    query embedding's CPU per query (one thread, as under concurrent load) and the CPU
+    to embed every chunk the attach stored. No server can answer or ingest faster on
+    this machine than these allow (see :func:`limits`)."""
+    import sqlite3
+
+    from ragloom.embeddings.onnx import OnnxEmbedder
+
+    embedder = OnnxEmbedder(solo_query_threads=0)  # the default model, one thread a query
+    for query in queries[:10]:
+        embedder.embed_query(query)
+    started = time.process_time()
+    for query in queries:
+        embedder.embed_query(query)
+    query_ms = (time.process_time() - started) / len(queries) * 1000
+    with sqlite3.connect(Path(folder) / "openai-vectors.sqlite") as conn:
+        texts = [row[0] for row in conn.execute(
+            "SELECT c.text FROM chunks c JOIN collections k ON k.id = c.collection_id "
+            "WHERE k.name = ? ORDER BY c.pk", (f"vs:{vs_id}",))]
+    started = time.process_time()
+    embedder.encode_documents(texts)
+    return {"query_embed_cpu_ms": round(query_ms, 2), "chunks": len(texts),
+            "chunk_embed_cpu_s": round(time.process_time() - started, 1)}
+
+
+def limits(model: dict[str, float], modes: dict[str, Any], docs: int) -> dict[str, Any]:
+    """Upper bounds on this machine's cores, server and client sharing them as in the
+    run: requests/s if the server spent nothing but the query embedding (keyword: if it
+    spent nothing at all), and documents/s if ingestion were nothing but embedding."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
+    rps = {}
+    for mode, row in modes.items():
+        per_request = row["client_cpu_ms"] + (model["query_embed_cpu_ms"]
+                                              if mode != "keyword" else 0.0)
+        rps[mode] = round(cores * 1000 / per_request, 1)
+    return {"cores": cores, "rps_8": rps,
+            "attach_docs_per_s": round(docs / (model["chunk_embed_cpu_s"] / cores), 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=1000)
@@ -224,13 +270,15 @@ def main() -> None:
         server.terminate()
         server.wait(30)
     lib = library(folder, vs.id, docs, queries)
+    model = ceilings(folder, vs.id, queries)
+    bounds = limits(model, modes, len(docs))
 
     result = {
         "docs": len(docs), "queries": len(queries), "cpu_count": os.cpu_count(),
         "load_avg_start": load_before, "load_avg": os.getloadavg(), "upload_s": round(upload_s, 2),
         "attach_s": round(attach_s, 2), "attach_docs_per_s": round(len(docs) / attach_s, 1),
         "upload_and_attach_docs_per_s": round(len(docs) / (upload_s + attach_s), 1),
-        "modes": modes, "library": lib, "ogx": OGX,
+        "modes": modes, "library": lib, "model": model, "limits": bounds, "ogx": OGX,
     }
     ratio_ingest = result["attach_docs_per_s"] / OGX["attach_docs_per_s"]
     print(f"\n{len(docs)} SciFact abstracts through the official client "
@@ -251,6 +299,16 @@ def main() -> None:
               f"{row['client_cpu_ms']:8.1f} "
               f"{row['rps_1']:7.1f} "
               f"{row['rps_8']:7.1f} {ogx_rps:9.1f} {row['rps_8'] / ogx_rps:5.1f}x")
+    print(f"\nthe model alone, measured after the server stopped: a query "
+          f"{model['query_embed_cpu_ms']} ms CPU (one thread); the {model['chunks']} chunks "
+          f"{model['chunk_embed_cpu_s']} CPU-s. On {bounds['cores']} cores shared with the "
+          "client, no server could pass:")
+    for mode, ceiling in bounds["rps_8"].items():
+        target = 5 * OGX["rps_8"][mode]  # type: ignore[index]
+        print(f"  {mode:8} {ceiling:7.1f} req/s (5x OGX is {target:.1f}; this run "
+              f"{modes[mode]['rps_8']}, {modes[mode]['rps_8'] / ceiling:.0%} of the bound)")
+    print(f"  attach   {bounds['attach_docs_per_s']:7.1f} docs/s (5x OGX is "
+          f"{5 * OGX['attach_docs_per_s']:.1f}; this run {result['attach_docs_per_s']})")  # type: ignore[operator]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {RESULTS.relative_to(ROOT)}")
