@@ -1,0 +1,64 @@
+"""The search pool marks the cores as shared for work that starts beside other work."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ragloom._threads import cores_are_shared
+from ragloom.server.state import CpuWork
+
+
+def test_work_alone_does_not_share_the_cores() -> None:
+    work = CpuWork()
+    assert work.beside_others(cores_are_shared)() is False
+    assert work.in_flight == 0
+
+
+def test_work_started_beside_other_work_shares_the_cores() -> None:
+    work = CpuWork()
+    first_running, release = threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first() -> None:
+        seen["first at start"] = cores_are_shared()
+        first_running.set()
+        release.wait(10)
+
+    def second() -> None:
+        seen["second"] = cores_are_shared()
+        seen["in flight"] = work.in_flight == 2
+
+    thread = threading.Thread(target=work.beside_others(first))
+    thread.start()
+    assert first_running.wait(10)
+    work.beside_others(second)()
+    release.set()
+    thread.join(10)
+    assert seen == {"first at start": False, "second": True, "in flight": True}
+    # Both done: the count and the mark are gone.
+    assert work.in_flight == 0 and not cores_are_shared()
+
+
+def test_a_failure_still_leaves_the_count_and_the_mark() -> None:
+    work = CpuWork()
+    holder = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        holder.set()
+        release.wait(10)
+
+    def fail() -> None:
+        raise ValueError("boom")
+
+    thread = threading.Thread(target=work.beside_others(hold))
+    thread.start()
+    assert holder.wait(10)
+    with pytest.raises(ValueError, match="boom"):
+        work.beside_others(fail)()
+    assert work.in_flight == 1 and not cores_are_shared()
+    release.set()
+    thread.join(10)
+    assert work.in_flight == 0
