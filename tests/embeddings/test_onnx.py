@@ -279,17 +279,25 @@ def test_a_query_embedded_alone_gets_more_threads_and_the_same_vector(
     built: list[int] = []
     build = OnnxEmbedder._build
 
-    def counted(self: OnnxEmbedder, threads: int, *, workers: int = 1) -> object:
+    def counted(self: OnnxEmbedder, threads: int, *, workers: int = 1,
+                spin_within_runs: bool = False) -> object:
         built.append(threads)
-        return build(self, threads, workers=workers)
+        return build(self, threads, workers=workers, spin_within_runs=spin_within_runs)
 
     monkeypatch.setattr(OnnxEmbedder, "_build", counted)
     embedder = OnnxEmbedder(precision="int8", solo_query_threads=2)
     alone = values(embedder.embed_query(SENTENCES[3]))
     assert built == [2]
+    # The lone query's session spins between its operators and stops after a run.
+    assert embedder._solo is not None
+    solo = embedder._solo._session.get_session_options()
+    assert solo.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+    assert solo.get_session_config_entry("session.force_spinning_stop") == "1"
     with embedder._embedding():  # as if another query or a document batch ran
         among = values(embedder.embed_query(SENTENCES[3]))
     assert built == [2, 1]
+    shared = embedder._encoder(query=True)._session.get_session_options()
+    assert shared.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     np.testing.assert_allclose(alone, among, atol=1e-5)
     again = values(embedder.embed_query(SENTENCES[3]))  # alone again: the 2-thread one
     assert built == [2, 1]
