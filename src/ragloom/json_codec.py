@@ -1,4 +1,5 @@
-"""JSON encoded by orjson when it is installed (the server extra installs it).
+"""JSON encoded by orjson when it is installed (the server extra installs it): the
+search routes' response bodies.
 
 A search page is about 10 KB of nested dicts and chunk texts: the json module took
 0.15-0.26 ms of the request thread to encode it, orjson 0.06-0.08 ms (measured in

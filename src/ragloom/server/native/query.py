@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response, StreamingResponse
 
+from ragloom import json_codec
 from ragloom.errors import FilterError, RagError
 from ragloom.filters import parse_filters
 from ragloom.rag import RagAnswer
@@ -105,7 +106,7 @@ async def search(body: SearchIn, tenant: Tenant = Depends(current_tenant),
 
     # Built to SearchOut's shape by match_dict; encoded directly, since validating it
     # again would cost more than the search itself on small knowledge bases.
-    return Response(await state.run_cpu(lambda: json.dumps(work()).encode()),
+    return Response(await state.run_cpu(lambda: json_codec.encode(work())),
                     media_type="application/json")
 
 
