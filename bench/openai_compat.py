@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -236,11 +237,19 @@ def main() -> None:
         serve(int(args.serve[0]), args.serve[1])
         return
 
-    import openai
-
     load_before = os.getloadavg()
     docs, queries = load(args.docs, args.queries)
     folder = tempfile.mkdtemp(prefix="ragloom-bench-oai-")
+    try:
+        run(args, folder, docs, queries, load_before)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, folder: str, docs: list[tuple[str, str]],
+        queries: list[str], load_before: tuple[float, float, float]) -> None:
+    import openai
+
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), folder],

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -387,6 +388,13 @@ def main() -> None:
                         help="only the latency table (step 2), into server_load_latency.json")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ragloom-load-"))
+    try:
+        run(args, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # 65 MB of databases and logs
+
+
+def run(args: argparse.Namespace, folder: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = folder / "server.log"
