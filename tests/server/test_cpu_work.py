@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
+import anyio
 import pytest
 
 from ragloom._threads import cores_are_shared
@@ -62,3 +64,34 @@ def test_a_failure_still_leaves_the_count_and_the_mark() -> None:
     release.set()
     thread.join(10)
     assert work.in_flight == 0
+
+
+def test_the_server_pools_count_searches_and_model_calls_together(tmp_path: Path) -> None:
+    from ragloom.server.settings import ServerSettings
+    from ragloom.server.state import ServerState
+
+    state = ServerState.build(ServerSettings(port=8321, db=tmp_path / "ragloom.db",
+                                             llm="none"))
+    try:
+        # Alone in either pool: not shared.
+        assert anyio.run(state.run_cpu, cores_are_shared) is False
+        assert anyio.run(state.run_model, cores_are_shared) is False
+        # A search beside a model call in flight (and the other way round): shared.
+        for outer, inner in ((state.run_model, state.run_cpu),
+                             (state.run_cpu, state.run_model)):
+            started, release = threading.Event(), threading.Event()
+
+            def hold(started: threading.Event = started,
+                     release: threading.Event = release) -> None:
+                started.set()
+                release.wait(10)
+
+            holder = threading.Thread(target=anyio.run, args=(outer, hold))
+            holder.start()
+            assert started.wait(10)
+            assert anyio.run(inner, cores_are_shared) is True
+            release.set()
+            holder.join(10)
+        assert state.cpu_work.in_flight == 0
+    finally:
+        state.db.close()

@@ -32,7 +32,7 @@ log = logging.getLogger("ragloom.server")
 
 
 class CpuWork:
-    """The search pool's work in flight.
+    """The CPU work in flight in the server's pools (searches, model calls).
 
     Work that starts while other work is in flight runs inside
     :func:`ragloom._threads.cores_shared`: the cores are taken, so a query embedded
@@ -133,8 +133,10 @@ class ServerState:
                                               limiter=self.search_limiter)
 
     async def run_model(self, function: Callable[..., T], *args: Any) -> T:
-        """Run a language model call in its own pool."""
-        return await anyio.to_thread.run_sync(function, *args, limiter=self.model_limiter)
+        """Run a language model call in its own pool (counted with the search pool's
+        work: a generation holds a core as much as a search does)."""
+        return await anyio.to_thread.run_sync(self.cpu_work.beside_others(function), *args,
+                                              limiter=self.model_limiter)
 
 
 async def get_state(request: Request) -> ServerState:
