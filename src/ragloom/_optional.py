@@ -8,6 +8,15 @@ from types import ModuleType
 from ragloom.errors import MissingDependencyError
 
 
+def optional(module: str) -> ModuleType | None:
+    """Import ``module``, or None when it is not installed (for a faster path that
+    has a plain one to fall back to)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
 def require(module: str, *, package: str, extra: str, purpose: str) -> ModuleType:
     """Import ``module``, or raise :class:`MissingDependencyError` naming ``extra``."""
     try:

@@ -15,20 +15,12 @@ floats, and telling them apart first cost more than orjson saved.
 
 from __future__ import annotations
 
-import importlib
 import json
-from types import ModuleType
 from typing import Any
 
+from ragloom._optional import optional
 
-def _optional(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:  # pragma: no cover - installs without the server extra
-        return None
-
-
-orjson = _optional("orjson")
+orjson = optional("orjson")
 
 
 def encode(value: Any) -> bytes:
