@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -59,10 +60,8 @@ class CpuWork:
                 self._count += 1
                 crowded = self._count > 1
             try:
-                if crowded:
-                    with cores_shared():
-                        return function(*args)
-                return function(*args)
+                with cores_shared() if crowded else nullcontext():
+                    return function(*args)
             finally:
                 with self._lock:
                     self._count -= 1
