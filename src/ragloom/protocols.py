@@ -163,6 +163,18 @@ class CollectionInfo:
     dimension: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class CollectionStats:
+    """Size and settings of one collection (knowledge base) in a store."""
+
+    name: str
+    embedder: str | None
+    dimension: int | None
+    metric: str
+    document_count: int
+    chunk_count: int
+
+
 @runtime_checkable
 class DocumentIndex(Protocol):
     """Document bookkeeping a knowledge base needs: one record per source."""

@@ -46,7 +46,7 @@ import numpy as np
 
 from ragloom.errors import DimensionMismatchError
 from ragloom.filters import MetadataFilters
-from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
 from ragloom.retrieval.tokenize import tokenize
 from ragloom.stores.exact import Metric
 from ragloom.stores.memory import dense_values
@@ -55,7 +55,6 @@ from ragloom.stores.milvus_expr import compile_expression, flat_filter_fields, s
 from ragloom.stores.milvus_schema import collection_names
 from ragloom.stores.milvus_write import MilvusWriter
 from ragloom.stores.server_store import IndexKind, ServerStore, scores_of
-from ragloom.stores.sqlite import CollectionStats
 from ragloom.stores.sqlite_keyword import keyword_matches
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 

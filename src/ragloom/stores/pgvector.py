@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from ragloom.errors import DimensionMismatchError, MissingDependencyError, StoreError
 from ragloom.filters import MetadataFilters
-from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
 from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import Metric
@@ -67,7 +67,6 @@ from ragloom.stores.pgvector_write import (
     vector_text,
 )
 from ragloom.stores.server_store import IndexKind, ServerStore, scores_of
-from ragloom.stores.sqlite import CollectionStats
 from ragloom.stores.sqlite_keyword import keyword_matches
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 

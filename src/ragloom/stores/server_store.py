@@ -18,10 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ragloom.errors import ConfigurationError, EmbedderMismatchError
-from ragloom.protocols import CollectionInfo
+from ragloom.protocols import CollectionInfo, CollectionStats
 from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to_score
 from ragloom.stores.exact import METRICS, Metric
-from ragloom.stores.sqlite import CollectionStats
 
 IndexKind = Literal["exact", "hnsw"]
 _Self = TypeVar("_Self", bound="ServerStore")

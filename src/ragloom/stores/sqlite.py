@@ -30,13 +30,15 @@ the chunk texts, changed after this object's own commits like the matrix, and
 brought past other connections' writes from the change log (rebuilt in a background
 thread, FTS5 answering meanwhile, when that is too much or the log has moved on).
 
-The schema and SQL snippets live in :mod:`ragloom.stores.sqlite_schema`, FTS5 ranking
-and the in-memory copy's bookkeeping in :mod:`ragloom.stores.sqlite_keyword`.
+Beside this module: the schema and SQL snippets in :mod:`ragloom.stores.sqlite_schema`,
+opening the file in :mod:`ragloom.stores.sqlite_connection`, reading and writing rows
+in :mod:`ragloom.stores.sqlite_rows`, FTS5 ranking and the in-memory copy's
+bookkeeping in :mod:`ragloom.stores.sqlite_keyword`. This module holds the store's
+state: the connection, the transactions and the caches kept in step with them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -44,9 +46,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -59,7 +59,7 @@ from ragloom.errors import (
     StoreError,
 )
 from ragloom.filters import MetadataFilters
-from ragloom.protocols import CollectionInfo, StoredDocument
+from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
 from ragloom.retrieval.scores import bm25_to_score
 from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.ann import AnnSettings, sidecar_path
@@ -68,7 +68,8 @@ from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
-from ragloom.stores.sqlite_changes import changes_since, ensure_log, high_water, prune
+from ragloom.stores.sqlite_changes import changes_since, high_water, prune
+from ragloom.stores.sqlite_connection import open_store_file
 from ragloom.stores.sqlite_filters import compile_filters, compile_indexed_filters
 from ragloom.stores.sqlite_keyword import (
     AUTO_KEYWORD_INDEX_AFTER,
@@ -79,24 +80,33 @@ from ragloom.stores.sqlite_keyword import (
     keyword_matches,
 )
 from ragloom.stores.sqlite_keyword import Fts5Search as _Fts5Search
+from ragloom.stores.sqlite_rows import (
+    DenseRow,
+    chunk_from_row,
+    chunk_ids_by_pk,
+    delete_chunks,
+    dense_rows,
+    document_from_row,
+    fetch_chunks,
+    filtered_ids_sql,
+    metadata_key_kinds,
+    replace_document_rows,
+    stats_from_row,
+    write_chunks,
+)
 from ragloom.stores.sqlite_schema import (
     BY_DOCUMENTS,
     BY_IDS,
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
     IN_JSON,
-    META_INDEX_VERSION_KEY,
-    REBUILD_META,
     RECOUNT,
-    SCHEMA,
     SCHEMA_VERSION,
     STATS_SQL,
-    UPSERT_CHUNK,
     VECTOR_DTYPE,
     collection_ddl,
     drop_collection_ddl,
     ids_json,
-    to_json,
 )
 from ragloom.types import Document, Embedding, TextChunk, Vector, VectorEntry, VectorMatch
 
@@ -105,29 +115,6 @@ _STORE = "SqliteVectorStore"
 # of references each at most).
 _ALLOWED_CACHE_SIZE = 16
 _ALLOWED_CACHE_MAX_IDS = 200_000
-
-
-def filtered_ids_sql(
-    conn: sqlite3.Connection, cid: int, filters: MetadataFilters
-) -> tuple[str, list[object]]:
-    """The SELECT of the ids of collection ``cid``'s chunks that pass ``filters``, and its
-    parameters: the SQL filtered queries run (the benchmark and plan test use it too)."""
-    where, params = compile_indexed_filters(filters, conn)
-    # "+collection_id": the metadata index's chunk list drives the lookup (by primary
-    # key), not a walk over every chunk of the collection.
-    return f"SELECT id FROM chunks WHERE +collection_id = ? AND {where}", [cid, *params]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CollectionStats:
-    """Size and settings of one collection (knowledge base) in a store."""
-
-    name: str
-    embedder: str | None
-    dimension: int | None
-    metric: str
-    document_count: int
-    chunk_count: int
 
 
 class SqliteVectorStore:
@@ -224,67 +211,9 @@ class SqliteVectorStore:
         self.close()
 
     def _connect(self) -> sqlite3.Connection:
-        if self._conn is not None:
-            return self._conn
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the SQLite store {self.path!r}: {exc}") from exc
-        try:
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self._ensure_schema(conn)
-            self._logged = ensure_log(conn)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(
-                f"{self.path!r} is not a usable ragloom SQLite store ({exc}); "
-                "point ragloom at another file or remove this one"
-            ) from exc
-        except BaseException:
-            conn.close()
-            raise
-        self._conn = conn
-        return conn
-
-    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path!r} was written by a newer ragloom (schema {version}; this one "
-                f"reads {SCHEMA_VERSION}); upgrade ragloom to open it"
-            )
-        if version == SCHEMA_VERSION and self._meta_index_current(conn):
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in SCHEMA:
-                conn.execute(statement)
-            if not self._meta_index_current(conn):
-                for statement in REBUILD_META:
-                    conn.execute(statement)
-                conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-                             (META_INDEX_VERSION_KEY, sqlite3.sqlite_version))
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    @staticmethod
-    def _meta_index_current(conn: sqlite3.Connection) -> bool:
-        """Whether ``chunk_meta`` was filled by this SQLite version's json_tree."""
-        try:
-            row = conn.execute("SELECT value FROM store_meta WHERE key = ?",
-                               (META_INDEX_VERSION_KEY,)).fetchone()
-        except sqlite3.OperationalError:  # schema 1: no such table yet
-            return False
-        return row is not None and row[0] == sqlite3.sqlite_version
+        if self._conn is None:
+            self._conn, self._logged = open_store_file(self.path)
+        return self._conn
 
     # ---------------------------------------------------------- transactions
     def _sync(self, conn: sqlite3.Connection) -> None:
@@ -416,62 +345,30 @@ class SqliteVectorStore:
         return (self._generation or 0) + 1
 
     # ------------------------------------------------------------- writing
-    @staticmethod
-    def _dense(entries: Sequence[VectorEntry]) -> list[tuple[str, npt.NDArray[np.float32]]]:
-        return [(entry.id, np.asarray(dense_values(entry.embedding, _STORE), dtype=np.float32))
-                for entry in entries]
-
-    def _check_dimension(self, conn: sqlite3.Connection, cid: int, dimension: int) -> None:
-        if self._dimension is None:
-            conn.execute("UPDATE collections SET dimension = ? WHERE id = ?", (dimension, cid))
-            self._dimension = dimension
-        elif dimension != self._dimension:
-            raise DimensionMismatchError(
-                f"vector has {dimension} dimensions; collection {self.name!r} holds "
-                f"{self._dimension}. Use the embedder the collection was built with."
-            )
-
-    def _upsert(
-        self,
-        conn: sqlite3.Connection,
-        cid: int,
-        entries: Sequence[VectorEntry],
-        vectors: Sequence[tuple[str, npt.NDArray[np.float32]]],
-    ) -> set[str]:
-        """Write the chunks; returns every document id whose chunk count may change."""
-        dimensions = {vector.shape[0] for _, vector in vectors}
-        for dimension in sorted(dimensions):
-            self._check_dimension(conn, cid, int(dimension))
-        touched = {entry.chunk.document_id for entry in entries}
-        previous = conn.execute(f"SELECT DISTINCT c.document_id FROM {BY_IDS}",
-                                (ids_json(entry.id for entry in entries), cid))
-        touched.update(row[0] for row in previous)
-        conn.executemany(UPSERT_CHUNK, (
-            (cid, entry.id, entry.chunk.document_id, entry.chunk.index, entry.chunk.start,
-             entry.chunk.end, entry.chunk.page, entry.chunk.text,
-             to_json(dict(entry.chunk.metadata)), vector.astype(VECTOR_DTYPE).tobytes())
-            for entry, (_, vector) in zip(entries, vectors, strict=True)))
-        return touched
-
-    @staticmethod
-    def _delete_chunks(
-        conn: sqlite3.Connection, source: str, params: Sequence[object]
-    ) -> tuple[list[str], set[str]]:
-        """Delete the chunks that ``FROM {source}`` (SQL chosen here, table alias ``c``)
-        yields; returns their ids and their documents' ids."""
-        rows = conn.execute(f"SELECT c.pk, c.id, c.document_id FROM {source}", params).fetchall()
-        conn.executemany("DELETE FROM chunks WHERE pk = ?", ((row[0],) for row in rows))
-        return [row[1] for row in rows], {row[2] for row in rows}
+    def _check_dimensions(self, conn: sqlite3.Connection, cid: int,
+                          vectors: Sequence[DenseRow]) -> None:
+        """Record the collection's dimension from its first vectors; refuse others."""
+        for dimension in sorted({int(vector.shape[0]) for _, vector in vectors}):
+            if self._dimension is None:
+                conn.execute("UPDATE collections SET dimension = ? WHERE id = ?",
+                             (dimension, cid))
+                self._dimension = dimension
+            elif dimension != self._dimension:
+                raise DimensionMismatchError(
+                    f"vector has {dimension} dimensions; collection {self.name!r} holds "
+                    f"{self._dimension}. Use the embedder the collection was built with."
+                )
 
     def add(self, entries: Sequence[VectorEntry]) -> None:
         """Insert or replace entries (upsert by chunk id), in one transaction."""
         if not entries:
             return
-        vectors = self._dense(entries)
+        vectors = dense_rows(entries, _STORE)
         with self._lock:
             with self._write() as conn:
                 cid = self._ensure_collection(conn)
-                touched = self._upsert(conn, cid, entries, vectors)
+                self._check_dimensions(conn, cid, vectors)
+                touched = write_chunks(conn, cid, entries, vectors)
                 conn.execute(RECOUNT, (cid, ids_json(touched)))
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
@@ -488,7 +385,7 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, documents = self._delete_chunks(conn, BY_IDS, (ids_json(ids), cid))
+                removed, documents = delete_chunks(conn, BY_IDS, (ids_json(ids), cid))
                 conn.execute(RECOUNT, (cid, ids_json(documents)))
                 generation = self._bump(conn, cid)
             if self._matrix is not None:
@@ -512,7 +409,7 @@ class SqliteVectorStore:
         writes = []
         for document, entries in items:
             check_document_entries(document, entries)
-            writes.append((document, entries, self._dense(entries)))
+            writes.append((document, entries, dense_rows(entries, _STORE)))
         if not writes:
             return
         now = time.time()
@@ -521,25 +418,9 @@ class SqliteVectorStore:
             with self._write() as conn:
                 cid = self._ensure_collection(conn)
                 for document, entries, vectors in writes:
-                    old = conn.execute(
-                        "SELECT id, created FROM documents WHERE collection_id = ? "
-                        "AND (source = ? OR id = ?)",
-                        (cid, document.source, document.id)).fetchall()
-                    doomed = {row[0] for row in old} | {document.id}
-                    created = min((row[1] for row in old), default=now)
-                    removed, _ = self._delete_chunks(conn, BY_DOCUMENTS,
-                                                     (cid, ids_json(doomed)))
-                    conn.execute(f"DELETE FROM documents WHERE collection_id = ? AND id "
-                                 f"{IN_JSON}", (cid, ids_json(doomed)))
-                    touched = self._upsert(conn, cid, entries, vectors)
-                    conn.execute(
-                        "INSERT INTO documents (collection_id, id, source, content_hash, "
-                        "settings, metadata, chunk_count, created, updated) "
-                        "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                        (cid, document.id, document.source,
-                         str(document.metadata.get("content_hash", "")), settings,
-                         to_json(dict(document.metadata)), created, now))
-                    conn.execute(RECOUNT, (cid, ids_json(touched | {document.id})))
+                    self._check_dimensions(conn, cid, vectors)
+                    removed = replace_document_rows(conn, cid, document, entries, vectors,
+                                                    settings=settings, now=now)
                     for hook in self.write_hooks:
                         hook(conn, cid, document)
                     applied.append((removed, entries, vectors))
@@ -563,7 +444,7 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, documents = self._delete_chunks(
+                removed, documents = delete_chunks(
                     conn, f"chunks AS c WHERE c.collection_id = ? AND {where}", (cid, *params))
                 if filters is None:
                     conn.execute("DELETE FROM documents WHERE collection_id = ?", (cid,))
@@ -585,7 +466,7 @@ class SqliteVectorStore:
                 return []
             rows = conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? "
                                 "AND document_id = ? ORDER BY idx", (self._cid, document_id))
-            return [self._chunk(row) for row in rows]
+            return [chunk_from_row(row) for row in rows]
 
     def delete_documents(self, document_ids: Sequence[str]) -> int:
         """Remove documents with their chunks, vectors and FTS rows; returns how many
@@ -597,7 +478,7 @@ class SqliteVectorStore:
                 if self._cid is None:
                     return 0
                 cid = self._cid
-                removed, _ = self._delete_chunks(conn, BY_DOCUMENTS,
+                removed, _ = delete_chunks(conn, BY_DOCUMENTS,
                                                  (cid, ids_json(document_ids)))
                 count = conn.execute(
                     f"DELETE FROM documents WHERE collection_id = ? AND id {IN_JSON}",
@@ -673,16 +554,8 @@ class SqliteVectorStore:
         with self._lock, self._write() as conn:
             yield conn, self._ensure_collection(conn)
 
-    @staticmethod
-    def _chunk(row: Sequence[Any]) -> TextChunk:
-        chunk_id, document_id, index, start, end, page, text, metadata = row[:8]
-        return TextChunk(id=chunk_id, document_id=document_id, index=index, start=start,
-                         end=end, page=page, text=text, metadata=json.loads(metadata))
-
     def _fetch(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, TextChunk]:
-        columns = ", ".join("c." + column for column in CHUNK_COLUMNS.split(", "))
-        rows = conn.execute(f"SELECT {columns} FROM {BY_IDS}", (ids_json(ids), self._cid))
-        return {row[0]: self._chunk(row) for row in rows}
+        return fetch_chunks(conn, self._cid or 0, ids)
 
     def query(
         self, embedding: Embedding, *, top_k: int = 10, filters: MetadataFilters | None = None
@@ -803,7 +676,7 @@ class SqliteVectorStore:
         search = _Fts5Search(conn, f"fts_{int(self._cid)}", where, params)
         rows = self._fts.ranked(search, query_terms(text), top_k,
                                 (self._cid or 0, self._generation or 0))
-        ids = self._ids_of_rows(conn, [rowid for rowid, _ in rows])
+        ids = chunk_ids_by_pk(conn, [rowid for rowid, _ in rows])
         return sorted(((ids[rowid], value) for rowid, value in rows if rowid in ids),
                       key=lambda item: (-item[1], item[0]))[:top_k]
 
@@ -885,13 +758,6 @@ class SqliteVectorStore:
 
         threading.Thread(target=build, name="ragloom-keyword-index", daemon=True).start()
 
-    @staticmethod
-    def _ids_of_rows(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-        """Chunk ids by their integer primary key (the FTS rowid)."""
-        rows = conn.execute("SELECT c.pk, c.id FROM json_each(?) AS j CROSS JOIN chunks AS c "
-                            "ON c.pk = j.value", (json.dumps(list(rowids)),))
-        return {row[0]: row[1] for row in rows}
-
     def count(self) -> int:
         with self._lock, self._read() as conn:
             if self._matrix is not None:
@@ -915,7 +781,7 @@ class SqliteVectorStore:
             if not rows:
                 return
             after = rows[-1][0]
-            yield [VectorEntry(chunk=self._chunk(row[2:]), embedding=Vector(
+            yield [VectorEntry(chunk=chunk_from_row(row[2:]), embedding=Vector(
                 np.frombuffer(row[1], dtype=VECTOR_DTYPE).astype(np.float32))) for row in rows]
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
@@ -934,7 +800,7 @@ class SqliteVectorStore:
             rows = conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? ORDER BY pk",
                 (self._cid,)).fetchall()
-        return [self._chunk(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     def collection_info(self) -> CollectionInfo | None:
         with self._lock, self._read():
@@ -943,13 +809,6 @@ class SqliteVectorStore:
             return CollectionInfo(name=self.name, embedder=self._embedder,
                                   dimension=self._dimension)
 
-    @staticmethod
-    def _document(row: Sequence[Any]) -> StoredDocument:
-        doc_id, source, content_hash, chunk_count, settings, metadata = row
-        return StoredDocument(id=doc_id, source=source, content_hash=content_hash,
-                              chunk_count=chunk_count, settings=settings,
-                              metadata=json.loads(metadata))
-
     def find_document(self, source: str) -> StoredDocument | None:
         with self._lock, self._read() as conn:
             if self._cid is None:
@@ -957,7 +816,7 @@ class SqliteVectorStore:
             row = conn.execute(
                 f"SELECT {DOCUMENT_COLUMNS} FROM documents "
                 "WHERE collection_id = ? AND source = ?", (self._cid, source)).fetchone()
-        return None if row is None else self._document(row)
+        return None if row is None else document_from_row(row)
 
     def list_documents(self) -> list[StoredDocument]:
         """Every document of the collection, ordered by source."""
@@ -967,13 +826,13 @@ class SqliteVectorStore:
             rows = conn.execute(
                 f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
                 "ORDER BY source", (self._cid,)).fetchall()
-        return [self._document(row) for row in rows]
+        return [document_from_row(row) for row in rows]
 
     def list_collections(self) -> list[CollectionStats]:
         """Every collection in the file, by name."""
         with self._lock, self._read() as conn:
             rows = conn.execute(STATS_SQL + " ORDER BY c.name").fetchall()
-        return [self._stats(row) for row in rows]
+        return [stats_from_row(row) for row in rows]
 
     def stats(self) -> CollectionStats:
         """This collection's settings and size (zeros if it does not exist yet)."""
@@ -983,16 +842,7 @@ class SqliteVectorStore:
             return CollectionStats(name=self.name, embedder=None, dimension=None,
                                    metric=self._metric_arg or "cosine", document_count=0,
                                    chunk_count=0)
-        return self._stats(row)
-
-    @staticmethod
-    def _stats(row: Sequence[Any]) -> CollectionStats:
-        name, embedder, dimension, metric, documents, chunks = row
-        return CollectionStats(name=name, embedder=embedder, dimension=dimension, metric=metric,
-                               document_count=documents, chunk_count=chunks)
-
-    _KIND: ClassVar[dict[str, str]] = {
-        "true": "bool", "false": "bool", "integer": "number", "real": "number", "text": "string"}
+        return stats_from_row(row)
 
     def metadata_keys(self) -> dict[str, set[str]]:
         """Each chunk metadata key (top level and one level down, dotted) mapped to the
@@ -1004,26 +854,14 @@ class SqliteVectorStore:
             stamp = (self._cid, self._generation)
             if self._keys_cache is not None and self._keys_cache[0] == stamp:
                 return {key: set(kinds) for key, kinds in self._keys_cache[1].items()}
-            rows = conn.execute(
-                """SELECT DISTINCT j.key, j.type FROM chunks c, json_each(c.metadata) j
-                   WHERE c.collection_id = ?
-                   UNION
-                   SELECT DISTINCT j.key || '.' || k.key, k.type
-                   FROM chunks c, json_each(c.metadata) j, json_each(j.value) k
-                   WHERE c.collection_id = ? AND j.type = 'object'""",
-                (self._cid, self._cid)).fetchall()
-            keys: dict[str, set[str]] = {}
-            for key, json_type in rows:
-                kinds = keys.setdefault(str(key), set())
-                if json_type in self._KIND:
-                    kinds.add(self._KIND[json_type])
+            keys = metadata_key_kinds(conn, self._cid)
             self._keys_cache = (stamp, keys)
             return {key: set(kinds) for key, kinds in keys.items()}
 
 
 __all__ = [
     "AUTO_KEYWORD_INDEX_AFTER", "SCHEMA_VERSION", "CollectionStats", "KeywordIndexMode",
-    "SqliteVectorStore",
+    "SqliteVectorStore", "filtered_ids_sql",
 ]
 
 
