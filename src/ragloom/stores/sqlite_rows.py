@@ -1,8 +1,9 @@
 """The SQLite store's rows: reading them into objects, and the rows a write changes.
 
-Functions here take an open connection and a collection id and run inside the
-transaction :class:`~ragloom.stores.sqlite.SqliteVectorStore` holds; the store keeps
-its caches (vectors, keyword index, collection state) in step with what they did.
+The functions that query take an open connection and a collection id and run inside
+the transaction :class:`~ragloom.stores.sqlite.SqliteVectorStore` holds; the store
+keeps its caches (vectors, keyword index, collection state) in step with what the
+writes did.
 """
 
 from __future__ import annotations
