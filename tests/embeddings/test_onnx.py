@@ -10,11 +10,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragloom._threads import cores_shared
 from ragloom.embeddings import onnx_export
 from ragloom.embeddings.local import INT8_NAME, SentenceTransformerEmbedder, create_embedder
-from ragloom.embeddings.onnx import OnnxEmbedder, OnnxEncoder, default_name, mean_pool
+from ragloom.embeddings.onnx import (
+    RUN_TOKENS,
+    OnnxEmbedder,
+    OnnxEncoder,
+    default_name,
+    mean_pool,
+    run_batches,
+)
 from ragloom.errors import ConfigurationError, MissingDependencyError
 from ragloom.protocols import EmbeddingProvider, TokenCounter
 from ragloom.registry import make_embedder
@@ -168,6 +177,27 @@ def test_mean_pool_ignores_padding_and_normalises() -> None:
     assert pooled.dtype == np.float32
 
 
+@settings(max_examples=300, deadline=None)
+@given(widths=st.lists(st.integers(0, 300), max_size=60), rows=st.integers(1, 40),
+       tokens=st.integers(1, 2000))
+def test_runs_keep_the_order_and_stay_within_their_budget(
+        widths: list[int], rows: int, tokens: int) -> None:
+    widths = sorted(widths, reverse=True)  # encode() hands them over longest first
+    order = list(range(100, 100 + len(widths)))
+    batches = run_batches(order, widths, rows, tokens)
+    assert [i for batch in batches for i in batch] == order
+    start = 0
+    for batch in batches:
+        assert 1 <= len(batch) <= rows
+        widest = max(1, widths[start])
+        if len(batch) > 1:
+            assert len(batch) * widest <= tokens
+        end = start + len(batch)
+        if end < len(order):  # greedy: one more text would break a limit
+            assert len(batch) == rows or (len(batch) + 1) * widest > tokens
+        start = end
+
+
 # ---------------------------------------------------------------- integration
 
 
@@ -236,6 +266,26 @@ def test_order_is_kept_across_sorting_and_batches(cache_dir: Path) -> None:
     together = np.stack([values(v) for v in int8.embed_documents(texts)])
     assert list(np.argmax(together @ alone.T, axis=1)) == list(range(len(texts)))
     assert fp32.embed_documents([]) == []
+
+
+@pytest.mark.integration
+def test_long_texts_run_a_few_at_a_time_and_short_ones_many(
+        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shapes: list[tuple[int, int]] = []
+    run = OnnxEncoder._run_ids
+
+    def watched(self: OnnxEncoder, rows: list[list[int]]) -> object:
+        shapes.append((len(rows), max(len(row) for row in rows)))
+        return run(self, rows)
+
+    monkeypatch.setattr(OnnxEncoder, "_run_ids", watched)
+    long_text = " ".join(["mitochondrial respiration declines with age"] * 60)
+    embedder = OnnxEmbedder(batch_size=32, threads=1)
+    embedder.encode_documents([long_text] * 6 + ["short text"] * 40)
+    assert sum(count for count, _ in shapes) == 46
+    long_runs = [(count, width) for count, width in shapes if width > 200]
+    assert long_runs and all(count * width <= RUN_TOKENS for count, width in long_runs)
+    assert max(count for count, width in shapes if width < 10) == 32  # batch_size caps
 
 
 @pytest.mark.integration

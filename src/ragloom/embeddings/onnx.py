@@ -36,6 +36,11 @@ from ragloom.types import Embedding, Vector
 
 MAX_TOKENS = 256
 DIMENSION = 384
+#: Tokens (rows x padded width) one session run takes at most, ``batch_size`` rows at
+#: most: a run's activations and attention scores then stay in the CPU's caches.
+#: 2,303 SciFact chunks of up to 200 tokens, int8 on 2 cores: about 10 % less time than
+#: runs of 32 rows; runs of short texts still hold up to ``batch_size`` rows.
+RUN_TOKENS = 512
 
 
 def load_tokenizer(model_folder: Path, max_tokens: int = MAX_TOKENS) -> Any:
@@ -59,6 +64,20 @@ def mean_pool(hidden: Any, mask: Any) -> Any:
     pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def run_batches(order: list[int], widths: list[int], rows: int,
+                tokens: int) -> list[list[int]]:
+    """``order`` (longest first, ``widths`` their token counts) cut into session runs
+    of at most ``rows`` texts and, where a run holds more than one, ``tokens`` padded
+    tokens (its first text is its widest)."""
+    batches = []
+    start = 0
+    while start < len(order):
+        take = max(1, min(rows, tokens // max(1, widths[start])))
+        batches.append(order[start:start + take])
+        start += take
+    return batches
 
 
 class OnnxEncoder:
@@ -126,7 +145,7 @@ class OnnxEncoder:
         workers = min(self._workers, len(texts))
         # Few texts: smaller batches, so that every worker gets one.
         size = max(1, min(batch_size, -(-len(texts) // workers)))
-        batches = [order[start:start + size] for start in range(0, len(order), size)]
+        batches = run_batches(order, [len(encoded[i]) for i in order], size, RUN_TOKENS)
         if workers <= 1 or len(batches) <= 1:
             for batch in batches:
                 out[batch] = self._run_ids([encoded[i] for i in batch])
