@@ -51,6 +51,25 @@ def test_scoped_setting_restores_after_overlapping_scopes() -> None:
     assert state["value"] == 4 and setting.depth == 0
 
 
+def test_a_closing_scope_gives_the_setting_back_to_the_scopes_still_open() -> None:
+    state = {"value": 4}
+    setting = ScopedSetting(lambda: state["value"], lambda v: state.update(value=v))
+    outer = setting.held(1)
+    outer.__enter__()
+    with setting.held(2):  # a model's generation inside a server's lifetime, say
+        assert state["value"] == 2
+    assert state["value"] == 1 and setting.depth == 1
+    first, second = setting.held(3), setting.held(5)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # not nested: the later scope keeps its value
+    assert state["value"] == 5
+    second.__exit__(None, None, None)
+    assert state["value"] == 1
+    outer.__exit__(None, None, None)
+    assert state["value"] == 4 and setting.depth == 0
+
+
 def test_overlapping_searches_leave_blas_threads_alone() -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
 

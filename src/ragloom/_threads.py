@@ -28,8 +28,9 @@ def available_cores() -> int:
 class ScopedSetting:
     """A process-wide setting held at a value while any scope is open.
 
-    The first scope saves the current value and sets its own; later overlapping
-    scopes set theirs; the last one to close restores the saved value. ``read`` and
+    The first scope saves the current value and sets its own; a later overlapping
+    scope sets its own; when a scope closes, the value of the latest scope still open
+    is put back, and the last one to close restores the saved value. ``read`` and
     ``write`` are the setting's getter and setter.
     """
 
@@ -37,29 +38,31 @@ class ScopedSetting:
         self._read = read
         self._write = write
         self._lock = threading.Lock()
-        self._depth = 0
+        self._open: list[tuple[object, Any]] = []  # (scope, its value), oldest first
         self._saved: Any = None
 
     @property
     def depth(self) -> int:
         """How many scopes are open (for tests and diagnostics)."""
-        return self._depth
+        return len(self._open)
 
     @contextmanager
     def held(self, value: Any) -> Iterator[None]:
+        scope = object()
         with self._lock:
-            if self._depth == 0:
+            if not self._open:
                 self._saved = self._read()
-            self._depth += 1
+            self._open.append((scope, value))
             if self._read() != value:
                 self._write(value)
         try:
             yield
         finally:
             with self._lock:
-                self._depth -= 1
-                if self._depth == 0 and self._read() != self._saved:
-                    self._write(self._saved)
+                self._open = [entry for entry in self._open if entry[0] is not scope]
+                wanted = self._open[-1][1] if self._open else self._saved
+                if self._read() != wanted:
+                    self._write(wanted)
 
 
 # ---------------------------------------------------------------- other cores

@@ -95,3 +95,29 @@ def test_the_server_pools_count_searches_and_model_calls_together(tmp_path: Path
         assert state.cpu_work.in_flight == 0
     finally:
         state.db.close()
+
+
+def test_a_serving_app_keeps_blas_to_one_thread_and_gives_it_back(tmp_path: Path) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import numpy as np
+
+    from tests.server.conftest import start_server
+
+    np.ones((2, 2)) @ np.ones((2, 2))  # BLAS loaded before the counts are read
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"]
+
+    before = blas()
+    if not before or min(before) < 2:
+        pytest.skip("no multi-threaded BLAS pool here")
+    server = start_server(tmp_path / "ragloom.db")
+    try:
+        assert set(blas()) == {1}
+        response = server.client().post("/api/search", json={"query": "lunch break"})
+        assert response.status_code < 500
+        assert set(blas()) == {1}  # not put back when the search ended
+    finally:
+        server.stop()
+    assert blas() == before

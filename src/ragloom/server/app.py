@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragloom._threads import blas_threads
 from ragloom.errors import RagError
 from ragloom.server.errors import ApiError, error_body, from_rag_error
 from ragloom.server.native import build_native_router
@@ -50,11 +51,17 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await state.run_cpu(state.start)
-        try:
-            yield
-        finally:
-            await state.run_cpu(state.stop)
+        # One BLAS thread while the app serves. Each search asks for one anyway, but
+        # the pool put back to its own size whenever no search was running kept
+        # OpenBLAS's worker thread spinning on a core (half of one, with 8 clients
+        # on 2 cores). A local model's generation still takes its own count while
+        # it runs.
+        with blas_threads(1):
+            await state.run_cpu(state.start)
+            try:
+                yield
+            finally:
+                await state.run_cpu(state.stop)
 
     app = FastAPI(title="ragloom", version=_version(), lifespan=lifespan,
                   description="Retrieval-augmented generation over your documents: a native "
