@@ -29,6 +29,7 @@ A ``ragloom.toml``::
     metadata_keys = ["file_name", "page"]
     temperature = 0.2
     memory_size = 10           # messages of a --session that reach the model
+    grounding = "strict"       # strict, check or off (see docs/answers.md)
 
     [providers.openai]
     base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
@@ -125,7 +126,7 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
                             "score_threshold", "candidates"}),
     "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",
                              "temperature", "max_answer_tokens", "memory_size",
-                             "max_infer_iters"}),
+                             "history_tokens", "max_infer_iters", "grounding"}),
 }
 _TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
              *SECTION_KEYS}

@@ -1,89 +1,61 @@
-"""NaiveRag: retrieve, build a numbered context, ask the model, return answer and sources.
+"""NaiveRag: retrieve, then answer through the answer engine, with sources.
 
-By default answers are *grounded* (:mod:`ragloom.answering`): the model sees the few
-sentences that best answer the question, its answer is checked against them, and a
-quote of the best sentence replaces an answer the sources do not support; weak
-evidence gives a clear refusal. ``grounded=False`` keeps the plain pipeline (whole
-passages in, the model's text out, unchecked).
+Answers come from :class:`~ragloom.answering.engine.AnswerEngine`, the one place a
+question becomes an answer: the kind of question decides how it is answered (a
+lookup's span and supporting sentence, every item of a list, both sides of a
+comparison, the main points of a whole document, the steps of a procedure), every
+answer cites its passages, and the grounding mode (``strict`` by default, ``check``,
+``off``) decides how the model's answer is checked. The user's settings
+(:class:`~ragloom.answering.settings.GenerationSettings`: temperature, max tokens,
+system prompt, template, metadata keys, history window) reach the model.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragloom.answering.answerer import GroundedAnswer, GroundedAnswerer
-from ragloom.answering.sentences import SentenceRanker
+from ragloom.answering.corpus import KnowledgeBaseCorpus
+from ragloom.answering.engine import AnswerEngine, EngineAnswer
+from ragloom.answering.prompting import (
+    DEFAULT_CHUNK_TEMPLATE,
+    DEFAULT_PROMPT,
+    DEFAULT_SYSTEM_PROMPT,
+    PromptBuilder,
+    augment_user_query,
+)
+from ragloom.answering.settings import GenerationSettings
 from ragloom.filters import MetadataFilters
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.protocols import ModelProvider, Reranker, TokenCounter
+from ragloom.protocols import ModelProvider, Reranker
 from ragloom.retrieval.options import SearchOptions
 from ragloom.types import (
     ChatMessage,
     Document,
     Prompt,
     QueryMatch,
-    TextChunk,
     Usage,
 )
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a helpful assistant. Answer the question using only the numbered context "
-    "passages. Cite the passages you used by their number, like [1]. If the context does "
-    "not contain the answer, say that you don't know."
-)
-DEFAULT_PROMPT = Prompt("Context:\n{context}\n\nQuestion: {question}")
-DEFAULT_CHUNK_TEMPLATE = "[{number}] {text}"
+__all__ = ["DEFAULT_CHUNK_TEMPLATE", "DEFAULT_PROMPT", "DEFAULT_SYSTEM_PROMPT",
+           "NO_CONTEXT_ANSWER", "NaiveRag", "RagAnswer", "augment_user_query", "rag_answer"]
+
 NO_CONTEXT_ANSWER = "I could not find anything about that in the knowledge base."
-
-
-def _words(text: str) -> int:
-    return max(1, len(text.split()) * 4 // 3)
-
-
-def augment_user_query(
-    context: Sequence[QueryMatch | TextChunk],
-    question: str,
-    *,
-    prompt: Prompt = DEFAULT_PROMPT,
-    chunk_template: str = DEFAULT_CHUNK_TEMPLATE,
-    metadata_keys: Sequence[str] = (),
-    max_tokens_in_context: int | None = None,
-    token_counter: TokenCounter | None = None,
-) -> str:
-    """The user message: numbered passages, then the question.
-
-    ``chunk_template`` may use ``{number}``, ``{text}``, ``{source}`` and any key named
-    in ``metadata_keys`` (missing keys render empty). Passages past
-    ``max_tokens_in_context`` are left out whole, never cut mid-passage.
-    """
-    count: Callable[[str], int] = token_counter.count_tokens if token_counter else _words
-    blocks: list[str] = []
-    used = 0
-    for number, item in enumerate(context, start=1):
-        chunk = item.chunk if isinstance(item, QueryMatch) else item
-        values: dict[str, Any] = {key: chunk.metadata.get(key, "") for key in metadata_keys}
-        values.update(number=number, text=chunk.text.strip(), source=chunk.source)
-        block = chunk_template.format(**values)
-        cost = count(block)
-        if max_tokens_in_context is not None and used + cost > max_tokens_in_context and blocks:
-            break
-        blocks.append(block)
-        used += cost
-    return prompt.render(context="\n\n".join(blocks), question=question.strip())
 
 
 @dataclass(frozen=True, kw_only=True)
 class RagAnswer:
     """An answer with the passages it was given, numbered as in the prompt.
 
-    Grounded answers also carry ``citations`` (numbers of the sources relied on),
-    ``quote`` (the sentence that supports the answer), ``refused`` (the documents do
-    not answer the question) and ``origin``: ``"model"`` (the model's answer, checked),
-    ``"quote"`` (the model's answer was not supported, so the evidence is quoted) or
-    ``"refusal"``.
+    Answers also carry ``citations`` (numbers of the sources relied on), ``quote``
+    (the sentence that supports the answer), ``refused`` (the documents do not answer
+    the question) with ``reason``, ``kind`` (lookup, list, comparison, summary,
+    procedure, mentions), ``points`` (a list's items or a summary's points, each
+    cited), ``unsupported`` (what the check flagged) and ``origin``: ``"model"`` (the
+    model's answer, checked), ``"extract"`` (the answer span or items taken from the
+    passages), ``"quote"`` (the supporting sentence) or ``"refusal"``.
     """
 
     question: str
@@ -98,6 +70,10 @@ class RagAnswer:
     citations: list[int] = field(default_factory=list)
     refused: bool = False
     origin: str = ""
+    kind: str = ""
+    reason: str = ""
+    points: list[dict[str, Any]] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,44 +90,81 @@ class RagAnswer:
             "quote": self.quote,
             "citations": list(self.citations),
             "refused": self.refused,
+            "refusal_reason": self.reason,
             "origin": self.origin,
+            "kind": self.kind,
+            "points": [dict(p) for p in self.points],
+            "unsupported": list(self.unsupported),
         }
 
 
+def rag_answer(question: str, result: EngineAnswer, model: ModelProvider | None,
+               **base: Any) -> dict[str, Any]:
+    """The RagAnswer fields of an engine answer (``base``: retrieval fields)."""
+    response = result.response
+    return dict(base, question=question, answer=result.answer, sources=list(result.sources),
+                quote=result.quote, citations=list(result.citations), refused=result.refused,
+                origin=result.origin, kind=result.kind, reason=result.reason,
+                points=list(result.points), unsupported=list(result.unsupported),
+                usage=response.usage if response is not None else Usage(),
+                model=((response.model if response is not None else "")
+                       or (model.name if model is not None else "")))
+
+
+def _default_parts() -> tuple[Any, ModelProvider | None]:
+    """The bundled defaults: an in-memory knowledge base with the local embedder and
+    the local model (nothing loads until first use)."""
+    from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model
+    from ragloom.stores.memory import InMemoryVectorStore
+
+    embedder = make_embedder(DEFAULT_EMBEDDER)
+    return VectorKnowledgeBase(InMemoryVectorStore(), embedder), make_model(DEFAULT_MODEL)
+
+
 class NaiveRag:
-    """``NaiveRag(knowledge_base, model)``: retrieve then generate — the simplest
-    composition of :class:`~ragloom.advanced.RetrievalAugmentor` (one query, every
-    knowledge base, RRF across several, an optional ``reranker``).
+    """``NaiveRag(knowledge_base, model)``: retrieve, then answer with the answer engine.
 
-    ``knowledge_base`` is any knowledge base (a ``VectorKnowledgeBase`` searched with
-    ``search`` options, or anything with ``retrieve(query, filters)``: a
-    :class:`~ragloom.protocols.KnowledgeBase` or :class:`~ragloom.protocols.Retriever`),
-    or a list of them. ``metadata_keys`` show with each passage (``prompt`` may name
-    them in ``chunk_template``); ``temperature`` goes to the model.
+    ``NaiveRag()`` alone uses the bundled defaults (an in-memory knowledge base with
+    the local embedder, the local model). ``knowledge_base`` is any knowledge base (a
+    ``VectorKnowledgeBase`` searched with ``search`` options, or anything with
+    ``retrieve(query, filters)``), or a list of them; several are fused with RRF.
 
-    With ``model=None`` it only retrieves (``answer`` is empty). With no passage
-    found it says so instead of letting the model guess. ``grounded`` (the default)
-    checks answers against their sources (see the module notes); pass ``answerer``
-    to change how.
+    ``settings`` (:class:`~ragloom.answering.settings.GenerationSettings`) is what
+    reaches the model; the keyword arguments ``temperature``, ``system_prompt``,
+    ``prompt``, ``metadata_keys``, ``max_answer_tokens`` and ``grounding`` are
+    shortcuts that fill it. ``prompt_builder`` replaces
+    :func:`augment_user_query`. ``grounded=False`` is ``grounding="off"``.
+
+    With ``model=None`` it only retrieves (``answer`` is empty). With no passage found
+    it says so instead of letting the model guess.
     """
+
+    _DEFAULT = object()
 
     def __init__(
         self,
-        knowledge_base: VectorKnowledgeBase | Any,
-        model: ModelProvider | None,
+        knowledge_base: VectorKnowledgeBase | Any = _DEFAULT,
+        model: ModelProvider | Any | None = _DEFAULT,
         *,
-        prompt: Prompt = DEFAULT_PROMPT,
+        prompt: Prompt | None = None,
         reranker: Reranker | None = None,
         metadata_keys: Sequence[str] = (),
         chunk_template: str = DEFAULT_CHUNK_TEMPLATE,
         temperature: float | None = None,
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
         search: SearchOptions | None = None,
         max_tokens_in_context: int | None = 1500,
-        max_answer_tokens: int = 256,
+        max_answer_tokens: int | None = None,
         grounded: bool = True,
-        answerer: GroundedAnswerer | None = None,
+        grounding: str | None = None,
+        settings: GenerationSettings | None = None,
+        engine: AnswerEngine | None = None,
+        prompt_builder: PromptBuilder | None = None,
     ) -> None:
+        if knowledge_base is NaiveRag._DEFAULT or model is NaiveRag._DEFAULT:
+            default_kb, default_model = _default_parts()
+            knowledge_base = default_kb if knowledge_base is NaiveRag._DEFAULT else knowledge_base
+            model = default_model if model is NaiveRag._DEFAULT else model
         bases = (list(knowledge_base) if isinstance(knowledge_base, (list, tuple))
                  else [knowledge_base])
         self.knowledge_bases = bases
@@ -162,24 +175,32 @@ class NaiveRag:
         if shown:  # keys the template does not place go on a line after the passage
             chunk_template += "\n(" + "; ".join(f"{k}: {{{k}}}" for k in shown) + ")"
         self.chunk_template = chunk_template
-        self.temperature = temperature
         self._augmentor: Any = None
-        self.model = model
-        self.prompt = prompt
-        self.system_prompt = system_prompt
+        self.model: ModelProvider | None = model
         self.search_options = search
+        base = settings or GenerationSettings()
+        self.settings = base.with_(
+            temperature=temperature, system_prompt=system_prompt,
+            template=prompt.template if prompt is not None else None,
+            metadata_keys=self.metadata_keys or None, max_tokens=max_answer_tokens,
+            grounding=grounding or (None if grounded else "off"))
+        self.prompt = prompt or DEFAULT_PROMPT
+        self.temperature = self.settings.temperature
+        self.system_prompt = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
         self.max_tokens_in_context = max_tokens_in_context
-        self.max_answer_tokens = max_answer_tokens
-        self.grounded = grounded
-        self._answerer = answerer
+        self.grounded = self.settings.grounding != "off"
+        self._engine = engine
+        self.prompt_builder = prompt_builder
 
     @property
-    def answerer(self) -> GroundedAnswerer:
-        """The grounding steps; by default ranking sentences with the KB's embedder."""
-        if self._answerer is None:
-            embedder = getattr(self.knowledge_base, "embedder", None)
-            self._answerer = GroundedAnswerer(SentenceRanker(embedder))
-        return self._answerer
+    def engine(self) -> AnswerEngine:
+        """The answer engine; by default ranking sentences with the KB's embedder."""
+        if self._engine is None:
+            self._engine = AnswerEngine(
+                getattr(self.knowledge_base, "embedder", None), settings=self.settings,
+                prompt_builder=self.prompt_builder, chunk_template=self.chunk_template,
+                max_tokens_in_context=self.max_tokens_in_context)
+        return self._engine
 
     def ingest(self, documents: Sequence[Document]) -> Any:
         return self.knowledge_base.ingest(documents)
@@ -218,71 +239,51 @@ class NaiveRag:
         return (SearchResult(matches, degraded=bool(result.notice), notice=result.notice),
                 time.perf_counter() - started)
 
-    def messages(self, question: str, sources: Sequence[QueryMatch]) -> list[ChatMessage]:
-        counter = getattr(self.knowledge_base, "embedder", None)
-        user = augment_user_query(
-            sources, question, prompt=self.prompt, chunk_template=self.chunk_template,
-            metadata_keys=self.metadata_keys,
-            max_tokens_in_context=self.max_tokens_in_context,
-            token_counter=counter if isinstance(counter, TokenCounter) else None,
-        )
-        return [ChatMessage.system(self.system_prompt), ChatMessage.user(user)]
+    def messages(self, question: str, sources: Sequence[QueryMatch],
+                 history: Sequence[ChatMessage] = ()) -> list[ChatMessage]:
+        """The messages a capable model is sent for ``question`` over ``sources``."""
+        from ragloom.answering.prompting import ModelCall
 
-    def query(self, question: str, filters: MetadataFilters | None = None) -> RagAnswer:
+        if self.model is None:
+            return []
+        call = ModelCall(self.model, self.settings, history=history,
+                         prompt_builder=self.prompt_builder, chunk_template=self.chunk_template,
+                         max_tokens_in_context=self.max_tokens_in_context)
+        call.compact = False
+        return call.messages(question, [], sources)
+
+    def corpus(self, filters: MetadataFilters | None) -> KnowledgeBaseCorpus:
+        """What lists, summaries and comparisons may read: every knowledge base, within
+        the query's filters (else the search options' filters)."""
+        if filters is None and self.search_options is not None:
+            filters = self.search_options.filters
+        return KnowledgeBaseCorpus(self.knowledge_bases, filters=filters)
+
+    def query(self, question: str, filters: MetadataFilters | None = None, *,
+              history: Sequence[ChatMessage] = (),
+              settings: GenerationSettings | None = None) -> RagAnswer:
         result, seconds = self._retrieve(question, filters)
         base = dict(question=question, sources=list(result.matches), degraded=result.degraded,
                     notice=result.notice, retrieval_seconds=seconds)
         if self.model is None:
             return RagAnswer(answer="", **base)
         if not result.matches:
-            return RagAnswer(answer=NO_CONTEXT_ANSWER, refused=self.grounded,
-                             origin="refusal" if self.grounded else "", **base)
-        if self.grounded:
-            return self._grounded(question, result.matches, base)
-        response = self.model.chat(self.messages(question, result.matches),
-                                   max_tokens=self.max_answer_tokens,
-                                   temperature=self.temperature)
-        return RagAnswer(answer=response.text.strip(), usage=response.usage,
-                         model=response.model or self.model.name, **base)
-
-    def _grounded(self, question: str, matches: list[QueryMatch],
-                  base: dict[str, Any]) -> RagAnswer:
-        assert self.model is not None
-        grounded: GroundedAnswer = self.answerer.answer(question, matches, self.model)
-        response = grounded.response
-        return RagAnswer(
-            answer=grounded.answer, quote=grounded.quote, citations=list(grounded.citations),
-            refused=grounded.refused, origin=grounded.origin,
-            usage=response.usage if response is not None else Usage(),
-            model=(response.model if response is not None else "") or self.model.name, **base)
+            return RagAnswer(answer=NO_CONTEXT_ANSWER, refused=True, origin="refusal",
+                             reason="nothing was retrieved", **base)
+        answered = self.engine.answer(question, result.matches, self.model,
+                                      corpus=self.corpus(filters), history=history,
+                                      settings=settings or self.settings)
+        base.pop("sources")
+        base.pop("question")
+        return RagAnswer(**rag_answer(question, answered, self.model, **base))
 
     def stream(
-        self, question: str, filters: MetadataFilters | None = None
+        self, question: str, filters: MetadataFilters | None = None, *,
+        history: Sequence[ChatMessage] = (), settings: GenerationSettings | None = None
     ) -> Iterator[str | RagAnswer]:
-        """Text deltas of the answer, then the full RagAnswer.
-
-        A grounded answer is checked before it is shown, so it arrives as one delta.
-        """
-        if self.grounded and self.model is not None:
-            answer = self.query(question, filters)
-            if answer.answer:
-                yield answer.answer
-            yield answer
-            return
-        result, seconds = self._retrieve(question, filters)
-        base = dict(question=question, sources=list(result.matches), degraded=result.degraded,
-                    notice=result.notice, retrieval_seconds=seconds)
-        if self.model is None or not result.matches:
-            text = "" if self.model is None else NO_CONTEXT_ANSWER
-            if text:
-                yield text
-            yield RagAnswer(answer=text, **base)
-            return
-        for delta in self.model.stream(self.messages(question, result.matches),
-                                       max_tokens=self.max_answer_tokens,
-                                       temperature=self.temperature):
-            if delta.response is not None:
-                yield RagAnswer(answer=delta.response.text.strip(), usage=delta.response.usage,
-                                model=delta.response.model or self.model.name, **base)
-            elif delta.text:
-                yield delta.text
+        """The answer's text, then the full RagAnswer (answers are checked before
+        they are shown, so the text arrives as one delta)."""
+        answer = self.query(question, filters, history=history, settings=settings)
+        if answer.answer:
+            yield answer.answer
+        yield answer

@@ -14,11 +14,13 @@ History comes from ``history=`` or from the session; the memory decides which of
 reaches the model. With a session, the question and the answer (with its sources
 and the queries used) are appended to it.
 
-With ``answerer`` (a :class:`~ragloom.answering.answerer.GroundedAnswerer`, as
-``NaiveRag`` uses by default) the answer is checked against its sources: the model
-is asked the standalone query (after compression, the history has already done its
-work there) and an unsupported answer becomes a quote or a refusal. A grounded
-answer streams as one piece, after it is checked.
+With ``engine`` (an :class:`~ragloom.answering.engine.AnswerEngine`, as ``NaiveRag``
+uses by default) the answer comes from the one answer engine: the model is asked the
+standalone query (after compression) with the remembered history and the user's
+``settings``, answers are composed by kind of question and checked against their
+sources, and ``corpus`` lets lists, summaries and comparisons read beyond the
+retrieved passages. An engine answer streams as one piece, after it is checked.
+Without an engine the model's text is streamed as it comes, unchecked.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from ragloom.advanced.answer import (
     TokenEvent,
 )
 from ragloom.advanced.augmentor import AugmentationResult, RetrievalAugmentor
+from ragloom.answering.corpus import Corpus
+from ragloom.answering.engine import AnswerEngine
+from ragloom.answering.settings import GenerationSettings
 from ragloom.chat.memory import ChatMemory, MessageWindowMemory
 from ragloom.chat.sessions import SessionStore
 from ragloom.filters import MetadataFilters
@@ -66,7 +71,9 @@ class AugmentedRag:
         temperature: float | None = None,
         max_answer_tokens: int = 256,
         no_context_answer: str = NO_CONTEXT_ANSWER,
-        answerer: Any = None,
+        engine: AnswerEngine | None = None,
+        settings: GenerationSettings | None = None,
+        corpus: Corpus | None = None,
     ) -> None:
         self.augmentor = augmentor
         self.model = model
@@ -76,7 +83,9 @@ class AugmentedRag:
         self.temperature = temperature
         self.max_answer_tokens = max_answer_tokens
         self.no_context_answer = no_context_answer
-        self.answerer = answerer
+        self.engine = engine
+        self.settings = (settings or GenerationSettings()).with_(temperature=temperature)
+        self.corpus = corpus
 
     # ---------------------------------------------------------------------- history
     def history(self, session: str | None, history: Sequence[ChatMessage] = ()
@@ -126,17 +135,21 @@ class AugmentedRag:
             return self.no_context_answer
         return None
 
-    def _grounded(self, result: AugmentationResult, session: str | None) -> AugmentedAnswer:
-        assert self.model is not None
+    def _grounded(self, result: AugmentationResult, session: str | None,
+                  history: Sequence[ChatMessage]) -> AugmentedAnswer:
+        assert self.model is not None and self.engine is not None
         question = result.query_texts[0] if result.query_texts else result.question
-        grounded = self.answerer.answer(question, result.contents, self.model)
-        answer = self._answer(result, grounded.answer, session, grounded.response)
-        return dataclasses.replace(answer, quote=grounded.quote,
-                                   citations=list(grounded.citations),
-                                   refused=grounded.refused, origin=grounded.origin)
+        answered = self.engine.answer(question, result.contents, self.model, corpus=self.corpus,
+                                      history=history, settings=self.settings)
+        answer = self._answer(result, answered.answer, session, answered.response)
+        return dataclasses.replace(
+            answer, sources=list(answered.sources), quote=answered.quote,
+            citations=list(answered.citations), refused=answered.refused,
+            origin=answered.origin, kind=answered.kind, reason=answered.reason,
+            points=list(answered.points), unsupported=list(answered.unsupported))
 
     def _use_answerer(self, result: AugmentationResult) -> bool:
-        return (self.answerer is not None and self.model is not None
+        return (self.engine is not None and self.model is not None
                 and not result.retrieval_skipped and bool(result.contents))
 
     # ------------------------------------------------------------------------ query
@@ -149,7 +162,7 @@ class AugmentedRag:
         if canned is not None or self.model is None:
             answer = self._answer(result, canned or "", session)
         elif self._use_answerer(result):
-            answer = self._grounded(result, session)
+            answer = self._grounded(result, session, remembered)
         else:
             response = self.model.chat(self.messages(result, remembered),
                                        temperature=self.temperature,
@@ -177,7 +190,7 @@ class AugmentedRag:
             answer = self._answer(result, canned or "", session)
         elif self._use_answerer(result):
             try:
-                answer = self._grounded(result, session)
+                answer = self._grounded(result, session, remembered)
             except Exception as exc:
                 yield ErrorEvent.of(exc)
                 return

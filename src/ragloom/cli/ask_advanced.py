@@ -37,14 +37,25 @@ class AskSettings:
     prompt_template: str | None = None
     metadata_keys: Sequence[str] = field(default_factory=tuple)
     temperature: float | None = None
-    max_answer_tokens: int = 256
+    max_answer_tokens: int | None = None
     memory_size: int = 10
-    grounded: bool = True
+    grounding: str = "strict"
+    system_prompt: str | None = None
+
+    def generation(self) -> Any:
+        """The :class:`~ragloom.answering.settings.GenerationSettings` these flags make."""
+        from ragloom.answering.settings import GenerationSettings
+
+        return GenerationSettings(
+            temperature=self.temperature, max_tokens=self.max_answer_tokens,
+            system_prompt=self.system_prompt, template=self.prompt_template,
+            metadata_keys=tuple(self.metadata_keys), history_messages=self.memory_size,
+            grounding=self.grounding)  # type: ignore[arg-type]
 
 
 def wants_advanced(settings: AskSettings, knowledge_bases: int) -> bool:
     return bool(settings.session or settings.agent or settings.expand or settings.rerank
-                or settings.prompt_template or settings.metadata_keys or knowledge_bases > 1)
+                or knowledge_bases > 1)
 
 
 def scoring_model(spec: str, model: Any) -> Any:
@@ -77,7 +88,7 @@ def _print_sources(matches: Sequence[QueryMatch]) -> None:
 
 
 def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, settings: AskSettings,
-               sessions: Any) -> Any:
+               sessions: Any, filters: MetadataFilters | None = None) -> Any:
     from ragloom.advanced import (
         AugmentedRag,
         ChainedQueryTransformer,
@@ -110,16 +121,16 @@ def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, setting
     augmentor = RetrievalAugmentor(
         retrievers, query_transformer=ChainedQueryTransformer(*transformers),
         content_aggregator=aggregator, content_injector=injector, max_contents=options.top_k)
-    answerer = None
-    if settings.grounded and model is not None:
-        # As NaiveRag does by default: answers checked against their sources.
-        from ragloom.answering.answerer import GroundedAnswerer
-        from ragloom.answering.sentences import SentenceRanker
+    from ragloom.answering.corpus import KnowledgeBaseCorpus
+    from ragloom.answering.engine import AnswerEngine
 
-        answerer = GroundedAnswerer(SentenceRanker(bases[0].embedder))
+    generation = settings.generation()
+    engine = AnswerEngine(bases[0].embedder, settings=generation)
     return AugmentedRag(augmentor, model, memory=MessageWindowMemory(settings.memory_size),
                         sessions=sessions, temperature=settings.temperature,
-                        max_answer_tokens=settings.max_answer_tokens, answerer=answerer)
+                        max_answer_tokens=settings.max_answer_tokens or 256, engine=engine,
+                        settings=generation,
+                        corpus=KnowledgeBaseCorpus(bases, filters=filters))
 
 
 def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
@@ -134,7 +145,7 @@ def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
     agent = Agent(model, [tool], max_infer_iters=settings.max_infer_iters,
                   memory=MessageWindowMemory(settings.memory_size), sessions=sessions,
                   temperature=settings.temperature,
-                  max_answer_tokens=max(settings.max_answer_tokens, 512))
+                  max_answer_tokens=max(settings.max_answer_tokens or 0, 512))
     return agent.run(question, session=settings.session)
 
 
@@ -166,7 +177,7 @@ def advanced_ask(question: str, bases: Sequence[Any], model: Any, options: Searc
     if settings.agent:
         answer = _run_agent(bases, model, options, settings, sessions, question)
     else:
-        rag = _build_rag(bases, model, options, settings, sessions)
+        rag = _build_rag(bases, model, options, settings, sessions, filters)
         stream = settings.stream if settings.stream is not None else sys.stdout.isatty()
         if stream and not json_output and model is not None:
             answer = _stream(rag, question, filters, settings)

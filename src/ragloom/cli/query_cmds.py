@@ -82,6 +82,15 @@ def _print_sources(matches: list[QueryMatch], *, show_kb: bool = False) -> None:
     out.print(table)
 
 
+def _grounding(value: str) -> str:
+    from ragloom.answering.settings import GROUNDING_MODES
+
+    if value not in GROUNDING_MODES:
+        raise typer.BadParameter(f"--grounding takes {', '.join(GROUNDING_MODES)}, not "
+                                 f"{value!r}", param_hint="--grounding")
+    return value
+
+
 def _stream_answer(rag: Any, question: str) -> Any:
     """Print the answer's text as it comes; returns the final RagAnswer."""
     answer = None
@@ -109,7 +118,7 @@ def ask_command(
     mode: ModeOption = None,
     top_k: Annotated[int | None, typer.Option(
         "--top-k", min=1, help="How many passages to use [default: [retrieval] in "
-        "ragloom.toml, else 3]", show_default=False)] = None,
+        "ragloom.toml, else 5]", show_default=False)] = None,
     score_threshold: ThresholdOption = None,
     filter_json: FilterOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
@@ -144,8 +153,23 @@ def ask_command(
         "--metadata-key", help="Metadata key to show with each passage (repeatable).")
     ] = [],  # noqa: B006
     temperature: Annotated[float | None, typer.Option(
-        "--temperature", min=0.0, help="Sampling temperature of the model.",
+        "--temperature", min=0.0, max=2.0, help="Sampling temperature of the model "
+        "[default: [generation] temperature, else the model's own]", show_default=False)
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", min=1, help="Most tokens the model may write for the answer "
+        "[default: [generation] max_answer_tokens]", show_default=False)] = None,
+    system_prompt: Annotated[str | None, typer.Option(
+        "--system-prompt", help="System prompt for the answering model "
+        "[default: [generation] system_prompt, else ragloom's]", show_default=False)] = None,
+    grounding: Annotated[str | None, typer.Option(
+        "--grounding", help="strict: answers backed by the sentence they cite, else quoted "
+        "or refused; check: the model's answer, unsupported numbers and names flagged; "
+        "off: the model's answer as it came [default: [generation] grounding, else strict]",
         show_default=False)] = None,
+    history: Annotated[int | None, typer.Option(
+        "--history", min=0, help="With --session: most earlier messages sent to the model "
+        "[default: [generation] memory_size, else 10]", show_default=False)] = None,
     json_output: JsonOption = False,
     server: ServerOption = None,
 ) -> None:
@@ -159,7 +183,7 @@ def ask_command(
             from ragloom.cli.remote import remote_ask
 
             answer = remote_ask(url, question, kb=kb[0] if kb else None, mode=mode or "hybrid",
-                                top_k=top_k or 3,
+                                top_k=top_k or 5,
                                 score_threshold=score_threshold, filter_json=filter_json,
                                 graph=graph)
         else:
@@ -177,7 +201,7 @@ def ask_command(
             options = search_options(
                 settings, mode=mode, score_threshold=score_threshold, filters=filters,
                 graph=graph or None,
-                top_k=top_k if top_k is not None else settings.retrieval.get("top_k", 3))
+                top_k=top_k if top_k is not None else settings.retrieval.get("top_k", 5))
             model = open_model(llm, fallback_llm)
             ask = AskSettings(
                 session=session, agent=agent, stream=stream, expand=expand, rerank=rerank,
@@ -187,8 +211,11 @@ def ask_command(
                 metadata_keys=tuple(metadata_key) or tuple(generation.get("metadata_keys", ())),
                 temperature=(temperature if temperature is not None
                              else generation.get("temperature")),
-                max_answer_tokens=int(generation.get("max_answer_tokens", 256)),
-                memory_size=int(generation.get("memory_size", 10)))
+                max_answer_tokens=max_tokens or generation.get("max_answer_tokens"),
+                memory_size=history if history is not None else int(
+                    generation.get("memory_size", 10)),
+                grounding=_grounding(grounding or generation.get("grounding", "strict")),
+                system_prompt=system_prompt or generation.get("system_prompt"))
             if wants_advanced(ask, len(bases)):
                 from ragloom.cli.sessions_cmd import open_sessions
 
@@ -196,9 +223,7 @@ def ask_command(
                              sessions=open_sessions(db) if session else None,
                              json_output=json_output, verbose=verbose)
                 return
-            rag = NaiveRag(knowledge_base, model, search=options,
-                           max_answer_tokens=ask.max_answer_tokens,
-                           temperature=ask.temperature)
+            rag = NaiveRag(knowledge_base, model, search=options, settings=ask.generation())
             if (stream if stream is not None else sys.stdout.isatty()) and not json_output:
                 answer, streamed = _stream_answer(rag, question), True
             else:
@@ -211,7 +236,7 @@ def ask_command(
         if answer.answer:
             if not streamed:
                 out.print(plain(answer.answer))
-            if answer.quote and answer.origin == "model":
+            if answer.quote and answer.quote not in answer.answer:
                 cited = answer.citations[0] if answer.citations else 1
                 out.print(plain(f'  quote [{cited}]: "{answer.quote}"', style="dim"))
             out.print()

@@ -13,6 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ragloom.answering.corpus import KnowledgeBaseCorpus
+from ragloom.answering.settings import GenerationSettings
+from ragloom.filters import MetadataFilters
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import EmbeddingProvider, ModelProvider
 from ragloom.rag import NaiveRag, RagAnswer
@@ -59,13 +62,22 @@ class _Retrieved:
 
 
 class _HistoryRag(NaiveRag):
-    """NaiveRag whose prompt carries the session's last turns before the question."""
+    """NaiveRag over what was already retrieved, with the session's last turns sent to
+    the model and the targets' knowledge bases as the engine's corpus."""
 
     history: Sequence[ChatMessage] = ()
+    bases: Sequence[VectorKnowledgeBase] = ()
 
-    def messages(self, question: str, sources: Sequence[QueryMatch]) -> list[ChatMessage]:
-        base = super().messages(question, sources)
-        return [*base[:1], *self.history, *base[1:]]
+    def query(self, question: str, filters: MetadataFilters | None = None, *,
+              history: Sequence[ChatMessage] = (),
+              settings: GenerationSettings | None = None) -> RagAnswer:
+        return super().query(question, filters, history=history or self.history,
+                             settings=settings)
+
+    def corpus(self, filters: MetadataFilters | None) -> KnowledgeBaseCorpus:
+        if filters is None and self.search_options is not None:
+            filters = self.search_options.filters
+        return KnowledgeBaseCorpus(list(self.bases), filters=filters)
 
 
 def retrieval_query(question: str, history: Sequence[ChatMessage]) -> str:
@@ -79,6 +91,7 @@ def make_rag(result: SearchResult, targets: Sequence[Target], model: ModelProvid
     stand_in = _Retrieved(result, targets[0].knowledge_base.embedder, options)
     rag = _HistoryRag(cast(VectorKnowledgeBase, stand_in), model, search=options)
     rag.history = tuple(history)
+    rag.bases = [t.knowledge_base for t in targets]
     return rag
 
 

@@ -128,7 +128,10 @@ async def answer(state: ServerState, tenant: Tenant, body: AskSettings, names: S
     targets, result = await state.run_cpu(retrieve)
     rag = make_rag(result, targets, state.models.model(), options, history)
     rag.max_tokens_in_context = body.max_tokens_in_context
-    rag.max_answer_tokens = body.max_answer_tokens
+    rag.settings = rag.settings.with_(max_tokens=body.max_answer_tokens,
+                                      temperature=body.temperature,
+                                      system_prompt=body.system_prompt,
+                                      grounding=body.grounding)
     if not body.stream:
         try:
             reply: RagAnswer = await state.run_model(rag.query, body.question)

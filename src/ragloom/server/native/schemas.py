@@ -213,9 +213,15 @@ class AskSettings(RetrievalSettings):
     question: str = Field(min_length=1, max_length=100_000)
     stream: bool = Field(False, description="answer as server-sent events: sources, delta..., "
                          "done (or error)")
-    top_k: int = Field(3, ge=1, le=100)
+    top_k: int = Field(5, ge=1, le=100)
     max_tokens_in_context: int | None = Field(1500, ge=1, le=100_000)
-    max_answer_tokens: int = Field(256, ge=1, le=4096)
+    max_answer_tokens: int | None = Field(None, ge=1, le=4096, description="most tokens of "
+                                          "the answer [default: the engine's own]")
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    system_prompt: str | None = Field(None, max_length=10_000)
+    grounding: Literal["strict", "check", "off"] = Field(
+        "strict", description="strict: answers backed by the sentence they cite; check: "
+        "unsupported numbers and names flagged; off: the model's answer as it came")
 
 
 class AskIn(AskSettings):

@@ -1,0 +1,148 @@
+"""The answer engine: the one place a question becomes an answer.
+
+``AnswerEngine.answer(question, sources, model, ...)`` runs, for passages already
+retrieved:
+
+1. **understand** the question (:func:`~ragloom.answering.question.read_question`):
+   its kind from its form, its subject, its key terms;
+2. **choose a strategy** by kind: lookup (:mod:`.lookup`), list, mentions and
+   procedure (:mod:`.gather`), comparison (:mod:`.compare`), summary (:mod:`.summary`);
+   strategies that need more than the given passages read them through the
+   :class:`~ragloom.answering.corpus.Corpus`;
+3. **compose** the answer with ``[n]`` citations numbered against the sources it
+   returns, and the supporting quote;
+4. **verify** by the grounding mode (strict, check, off): a refusal says why.
+
+``stream`` yields the typed events (:mod:`ragloom.answering.events`): sources, the
+answer's text, then the answer, or an error. ``NaiveRag``, ``AugmentedRag``, the CLI,
+the native API and the web page are adapters over this engine; the settings
+(:class:`~ragloom.answering.settings.GenerationSettings`) and the history reach the
+model from every one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from ragloom.answering.compare import compare
+from ragloom.answering.corpus import Corpus
+from ragloom.answering.gate import GatePolicy, weakness
+from ragloom.answering.gather import list_items, mentions, procedure
+from ragloom.answering.lookup import lookup
+from ragloom.answering.prompting import ModelCall, PromptBuilder
+from ragloom.answering.question import read_question
+from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
+from ragloom.answering.sentences import SentenceRanker
+from ragloom.answering.settings import GenerationSettings
+from ragloom.answering.summary import summarise
+from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
+from ragloom.tracing import span
+from ragloom.types import ChatMessage, QueryMatch
+
+__all__ = ["NOT_FOUND", "AnswerEngine", "EngineAnswer"]
+
+
+class AnswerEngine:
+    """Answers questions from passages, by kind of question, with citations.
+
+    ``embedder`` ranks sentences and finds a document's central sentences (usually
+    the knowledge base's); ``policy`` sets where lookups refuse; ``prompt_builder``
+    replaces :func:`~ragloom.answering.prompting.augment_user_query`.
+    """
+
+    def __init__(self, embedder: EmbeddingProvider | None = None, *,
+                 settings: GenerationSettings | None = None,
+                 policy: GatePolicy | None = None,
+                 prompt_builder: PromptBuilder | None = None,
+                 chunk_template: str | None = None,
+                 max_tokens_in_context: int | None = 1500) -> None:
+        self.embedder = embedder
+        self.settings = settings or GenerationSettings()
+        self.policy = policy or GatePolicy()
+        self.prompt_builder = prompt_builder
+        self.chunk_template = chunk_template
+        self.max_tokens_in_context = max_tokens_in_context
+        self._ranker: SentenceRanker | None = None
+
+    @property
+    def ranker(self) -> SentenceRanker:
+        if self._ranker is None:
+            self._ranker = SentenceRanker(self.embedder)
+        return self._ranker
+
+    def _call(self, model: ModelProvider | None, settings: GenerationSettings,
+              history: Sequence[ChatMessage]) -> ModelCall | None:
+        if model is None:
+            return None
+        counter = self.embedder if isinstance(self.embedder, TokenCounter) else None
+        return ModelCall(model, settings, history=history,
+                         prompt_builder=self.prompt_builder, chunk_template=self.chunk_template,
+                         token_counter=counter,
+                         max_tokens_in_context=self.max_tokens_in_context)
+
+    def answer(self, question: str, sources: Sequence[QueryMatch],
+               model: ModelProvider | None, *, corpus: Corpus | None = None,
+               history: Sequence[ChatMessage] = (),
+               settings: GenerationSettings | None = None) -> EngineAnswer:
+        """The answer to ``question`` from ``sources`` (and ``corpus`` when given)."""
+        settings = settings or self.settings
+        passages = list(sources)
+        understood = read_question(question, settings.kind)  # type: ignore[arg-type]
+        with span("answer", **{"gen_ai.operation.name": "answer",
+                               "ragloom.question.kind": understood.kind}):
+            if not passages and corpus is None:
+                return refusal("nothing was retrieved", passages, kind=understood.kind)
+            calls = self._call(model, settings, history)
+            if settings.grounding != "strict" and calls is not None and \
+                    understood.kind == "lookup":
+                evidence = self.ranker.rank(question, passages)
+                return lookup(understood, evidence, passages, calls, policy=self.policy,
+                              grounding=settings.grounding)
+            result = self._by_kind(understood, passages, calls, corpus, settings)
+        return result
+
+    def _by_kind(self, question: object, passages: list[QueryMatch],
+                 calls: ModelCall | None, corpus: Corpus | None,
+                 settings: GenerationSettings) -> EngineAnswer:
+        from ragloom.answering.question import Question
+
+        assert isinstance(question, Question)
+        kind = question.kind
+        if kind == "summary":
+            return summarise(question, passages, corpus, self.embedder,
+                             points=settings.summary_points)
+        if kind == "mentions":
+            return mentions(question, passages, corpus, limit=settings.list_items)
+        if kind == "comparison":
+            compared = compare(question, passages, corpus, self.ranker)
+            if compared is not None and not compared.refused:
+                return compared
+        if kind == "list":
+            listed = list_items(question, passages, corpus, self.ranker,
+                                limit=settings.list_items)
+            if not listed.refused:
+                return listed
+        evidence = self.ranker.rank(question.text, passages)
+        if kind == "procedure":
+            reason, _ = weakness(question, evidence, passages, self.policy)
+            if reason:
+                return refusal(reason, passages, kind=kind, evidence=evidence)
+            return procedure(question, passages, self.ranker)
+        answered = lookup(question, evidence, passages, calls, policy=self.policy,
+                          grounding=settings.grounding)
+        return replace(answered, kind=kind) if kind != "lookup" else answered
+
+    def stream(self, question: str, sources: Sequence[QueryMatch],
+               model: ModelProvider | None, *, corpus: Corpus | None = None,
+               history: Sequence[ChatMessage] = (),
+               settings: GenerationSettings | None = None) -> Iterator[EngineAnswer | str]:
+        """The answer's text, then the whole :class:`EngineAnswer`.
+
+        Answers are checked before they are shown, so the text comes as one piece.
+        """
+        result = self.answer(question, sources, model, corpus=corpus, history=history,
+                             settings=settings)
+        if result.answer:
+            yield result.answer
+        yield result

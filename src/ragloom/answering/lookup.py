@@ -1,0 +1,89 @@
+"""Lookups: one fact (a value, a date, a name, a yes/no) from the best sentence.
+
+1. the gate (:mod:`ragloom.answering.gate`) refuses when the evidence is not about the
+   question's subject or lacks what it asks;
+2. the model is asked with the best sentences (a small local model) or the passages
+   (a capable hosted model), with the user's settings and history;
+3. the answer is checked by the grounding mode: *strict* keeps a model answer only
+   when the sentence it cites backs it (else the span of that sentence, else the
+   sentence itself); *check* keeps it and flags what the passages lack; *off* keeps it;
+4. the answer carries its citation and the supporting sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragloom.answering.answerer import check_answer, clean_answer, supporting_sentence
+from ragloom.answering.gate import GatePolicy, weakness
+from ragloom.answering.grounding import cited_numbers, is_refusal, unsupported_claims
+from ragloom.answering.prompting import ModelCall
+from ragloom.answering.question import Question
+from ragloom.answering.result import EngineAnswer, cite, refusal
+from ragloom.answering.sentences import Sentence
+from ragloom.answering.spans import answer_span
+from ragloom.types import QueryMatch
+
+MAX_ANSWER_CHARS = 400
+
+
+def _with_quote(short: str, sentence: Sentence) -> str:
+    """``short [n]``, followed by the sentence when the short answer is only part of it."""
+    if not short or short.strip().lower() == sentence.text.strip().lower():
+        return cite(sentence.text, sentence.number)
+    return f"{cite(short, sentence.number)} \u2014 \u201c{sentence.text}\u201d"
+
+
+def compose_extract(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
+                    *, model_answer: str = "", problems: Sequence[str] = (),
+                    calls: ModelCall | None = None) -> EngineAnswer:
+    """The best sentence's span (or the sentence), cited."""
+    best = evidence[0]
+    span = answer_span(question.text, best.text)
+    return EngineAnswer(
+        answer=_with_quote(span, best), sources=sources, kind=question.kind,
+        strategy="lookup", quote=best.text, citations=[best.number],
+        origin="extract" if span else "quote", model_answer=model_answer,
+        unsupported=list(problems), evidence=list(evidence),
+        response=calls.response if calls else None, model_calls=calls.count if calls else 0)
+
+
+def lookup(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
+           calls: ModelCall | None, *, policy: GatePolicy, grounding: str) -> EngineAnswer:
+    """Answer a lookup from ranked ``evidence`` over ``sources``."""
+    if grounding == "strict":
+        reason, _signals = weakness(question, evidence, sources, policy)
+        if reason:
+            return refusal(reason, sources, kind=question.kind, evidence=list(evidence))
+    elif not evidence:
+        return refusal("the passages hold no sentences", sources, kind=question.kind)
+    if calls is None:
+        return compose_extract(question, evidence, sources)
+    generated = calls.answer(question.text, evidence, sources)
+    text = clean_answer(generated, MAX_ANSWER_CHARS)
+    if grounding == "strict":
+        chosen = list(evidence[: calls.context_sentences])
+        problems = check_answer(text, question.text, chosen[:1])
+        if problems:
+            return compose_extract(question, evidence, sources, model_answer=text,
+                                   problems=problems, calls=calls)
+        support = supporting_sentence(text, chosen)
+        return EngineAnswer(
+            answer=_with_quote(text, support), sources=sources, kind=question.kind,
+            strategy="lookup", quote=support.text, citations=[support.number],
+            origin="model", model_answer=text, evidence=list(evidence),
+            response=calls.response, model_calls=calls.count)
+    # check / off: the model's answer as given, its claims checked against what it cites.
+    numbers = [n for n in cited_numbers(generated) if 0 < n <= len(sources)]
+    cited = [sources[n - 1].chunk.text for n in numbers] or [m.chunk.text for m in sources]
+    flagged = ([c.text for c in unsupported_claims(text, cited, question=question.text)]
+               if grounding == "check" else [])
+    body = generated.strip() if numbers else text
+    if not numbers and evidence and not is_refusal(text):
+        numbers = [supporting_sentence(text, evidence[:3]).number]
+        body = cite(text, numbers[0])
+    return EngineAnswer(
+        answer=body, sources=sources, kind=question.kind, strategy="lookup",
+        quote=evidence[0].text if evidence else "", citations=numbers, origin="model",
+        model_answer=text, unsupported=flagged, evidence=list(evidence),
+        refused=is_refusal(text), response=calls.response, model_calls=calls.count)

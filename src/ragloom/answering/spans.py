@@ -1,0 +1,121 @@
+"""The answer span inside a supporting sentence: the value, date, name or phrase asked for.
+
+A sentence is what a user checks; the span is what they asked. Spans come from the
+sentence itself, never from outside it, so a span can never hold a number or name the
+evidence lacks. The rules follow the question's form ("how much" -> an amount, "when"
+-> a date or time, "who" -> a name, "how many" -> a count); other questions get the
+part of the sentence the question does not already say, when it is short. A table
+row ("label: value; label: value") gives the value of the column the question names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragloom.answering.grounding import content_words
+from ragloom.retrieval.stemmer import porter_stem
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_NUMWORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+            r"twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|half|a dozen)")
+_UNIT = (r"(?:%|percent|per cent|seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|"
+         r"years?|kg|g|grams?|kilograms?|lbs?|pounds?|tonnes?|km|kilometres?|kilometers?|"
+         r"miles?|m|metres?|meters?|cm|mm|litres?|liters?|l|ml|watts?|w|kw|kwh|v|volts?|"
+         r"mah|wh|gb|mb|tb|ghz|mhz|hz|inch(?:es)?|ft|feet|people|staff|employees|members|"
+         r"points?|euros?|dollars?|pence|p|°c|°f|degrees?|times?|nights?|sessions?|items?|"
+         r"pages?|copies|seats?|rooms?|places?|units?|users?|devices?)")
+_MONEY = re.compile(r"[£$€¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?|"
+                    r"\d[\d,]*(?:\.\d+)?\s?(?:euros?|pounds?|dollars?|usd|eur|gbp|pence|p)\b",
+                    re.I)
+_DATE = re.compile(
+    rf"\b(?:{_DAY},?\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?(?:,?\s+\d{{4}})?\b|"
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|"
+    rf"\b{_MONTH}\.?\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|"
+    rf"\b(?:in |by |from |until |since )?(?:the )?(?:early |late |mid-?)?\d{{1,2}}(?:st|nd|rd|th) "
+    rf"(?:and \d{{1,2}}(?:st|nd|rd|th) )?centur(?:y|ies)\b|\b(?:1[0-9]|20)\d{{2}}s?\b|"
+    rf"\b{_DAY}s?\b", re.I)
+_TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|pm|a\.m\.|"
+                   r"p\.m\.)|\bnoon\b|\bmidnight\b", re.I)
+_QUANTITY = re.compile(rf"(?:\b(?:about|around|over|under|up to|at least|at most|almost|"
+                       rf"nearly|more than|less than|fewer than)\s+)?(?:\d[\d,]*(?:\.\d+)?|"
+                       rf"\b{_NUMWORD})(?:\s?-\s?(?:\d[\d,]*(?:\.\d+)?))?(?:\s?{_UNIT}\b)?",
+                       re.I)
+_UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+_NAME = re.compile(rf"\b[{_UPPER}][\w'\u2019.-]+(?:\s+(?:of|de|van|von|the|da|du|la|le)?\s*"
+                   rf"[{_UPPER}][\w'\u2019.-]+)*")
+_WORD = re.compile(r"[\w'\u2019-]+")
+_CELL = re.compile(r"(?:^|;\s*|\|\s*)([^:;|]{1,40}):\s*([^;|]+)")
+
+
+def _stems(text: str) -> set[str]:
+    return {porter_stem(w) for w in content_words(text)}
+
+
+def _kind(question: str) -> str:
+    q = question.lower().strip()
+    if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
+        return "money"
+    if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b", q):
+        return "time"
+    if re.search(r"^\s*(when|what (year|date|day|month|century|decade))\b|\bwhat (year|date|"
+                 r"day|month|century|decade)\b|\bin which (year|century|month)\b", q):
+        return "date"
+    if re.search(r"\bhow (many|long|far|old|big|heavy|tall|high|wide|often|fast)\b|"
+                 r"\bwhat (percentage|proportion|share|number|amount|size|weight|capacity)\b",
+                 q):
+        return "quantity"
+    if re.search(r"^\s*(who|whom|whose)\b|\bwhich (person|people|company|king|queen|man|"
+                 r"woman|team|group|firm|organi[sz]ation)\b", q):
+        return "name"
+    return "other"
+
+
+def _closest(candidates: list[re.Match[str]], sentence: str, question: str) -> str:
+    """The candidate nearest the question's words in the sentence (first on ties)."""
+    asked = _stems(question)
+    positions = [m.start() for m in _WORD.finditer(sentence)
+                 if porter_stem(m.group().lower()) in asked]
+    asked_text = question.lower()
+
+    def distance(match: re.Match[str]) -> tuple[int, int]:
+        inside = 1 if match.group().lower().strip() in asked_text else 0
+        if not positions:
+            return inside, match.start()
+        return inside, min(abs(match.start() - p) for p in positions)
+
+    return min(candidates, key=distance).group().strip(" ,;.")
+
+
+def table_value(question: str, sentence: str) -> str:
+    """From a row of ``label: value`` cells, the value whose label the question names."""
+    cells = [(m.group(1).strip(), m.group(2).strip()) for m in _CELL.finditer(sentence)]
+    if len(cells) < 2:
+        return ""
+    asked = _stems(question)
+    named = [(label, value) for label, value in cells if _stems(label) & asked
+             and not _stems(value) <= asked]
+    if len(named) == 1:
+        return named[0][1]
+    return ""
+
+
+def answer_span(question: str, sentence: str) -> str:
+    """The part of ``sentence`` that answers ``question`` ("" when none stands out)."""
+    cell = table_value(question, sentence)
+    if cell:
+        return cell
+    kind = _kind(question)
+    patterns = {"money": [_MONEY, _QUANTITY], "time": [_TIME, _DATE], "date": [_DATE, _TIME],
+                "quantity": [_QUANTITY], "name": [_NAME]}.get(kind, [])
+    asked = question.lower()
+    for pattern in patterns:
+        found = [m for m in pattern.finditer(sentence) if m.group().strip()
+                 and (kind != "name" or m.group().lower() not in asked)]
+        if kind == "name":
+            found = [m for m in found if m.start() > 0 and not _stems(m.group()) <= _stems(
+                question)] or [m for m in found if not _stems(m.group()) <= _stems(question)]
+        if found:
+            return _closest(found, sentence, question)
+    return ""

@@ -1,0 +1,142 @@
+"""Summaries and main points of a document: read it whole, pick the key sentences.
+
+The document is the one the question names (its file name or title sharing the
+question's words) or else the source of the best passage. All of its chunks are read
+in order; each sentence is scored by how central it is (cosine to the document's mean
+embedding), where it stands (the first sentence of a section says what it is about)
+and whether it carries content (headings and questions are never points). The best
+few, one per section first, are given in document order, each cited. Long documents
+are bounded: at most ``MAX_SENTENCES`` sentences are embedded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import numpy as np
+
+from ragloom.answering.corpus import Corpus
+from ragloom.answering.gather import merge_sources
+from ragloom.answering.grounding import content_words
+from ragloom.answering.question import Question
+from ragloom.answering.result import EngineAnswer, refusal
+from ragloom.answering.sentences import is_heading, split_sentences
+from ragloom.errors import RagError
+from ragloom.protocols import EmbeddingProvider
+from ragloom.retrieval.stemmer import porter_stem
+from ragloom.types import QueryMatch, Vector
+
+MAX_SENTENCES = 600
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    text: str
+    match: QueryMatch
+    section: int
+    first_in_section: bool
+    order: int
+
+
+def _stems(text: str) -> set[str]:
+    return {porter_stem(w) for w in content_words(text)}
+
+
+def pick_document(question: Question, matches: Sequence[QueryMatch]) -> str:
+    """The source the question names, else the best passage's source."""
+    asked = _stems(question.focus)
+    best_source, best_overlap = "", 0
+    for match in matches:
+        source = match.chunk.source
+        name = PurePath(source).stem.replace("-", " ").replace("_", " ") if source else ""
+        title = str(match.chunk.metadata.get("title", "") or "")
+        overlap = len(asked & (_stems(name) | _stems(title)))
+        if overlap > best_overlap:
+            best_source, best_overlap = source, overlap
+    return best_source or (matches[0].chunk.source if matches else "")
+
+
+def _candidates(chunks: Sequence[QueryMatch]) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    section = 0
+    fresh = True
+    seen: set[str] = set()
+    for match in chunks:
+        for text in split_sentences(match.chunk.text):
+            if is_heading(text):
+                section += 1
+                fresh = True
+                continue
+            key = " ".join(text.lower().split())
+            if key in seen or text.rstrip().endswith("?") or len(content_words(text)) < 3:
+                continue
+            seen.add(key)
+            found.append(_Candidate(text, match, section, fresh, len(found)))
+            fresh = False
+            if len(found) >= MAX_SENTENCES:
+                return found
+    return found
+
+
+def _centrality(texts: list[str], embedder: EmbeddingProvider | None) -> list[float]:
+    if embedder is None or not texts:
+        return [0.0] * len(texts)
+    try:
+        vectors = embedder.embed_documents(texts)
+    except RagError:
+        return [0.0] * len(texts)
+    if not all(isinstance(v, Vector) for v in vectors):
+        return [0.0] * len(texts)
+    matrix = np.array([v.values for v in vectors], dtype=np.float32)  # type: ignore[union-attr]
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    centre = matrix.mean(axis=0)
+    centre /= max(float(np.linalg.norm(centre)), 1e-12)
+    return [float(x) for x in matrix @ centre]
+
+
+def summarise(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
+              embedder: EmbeddingProvider | None, *, points: int) -> EngineAnswer:
+    """The main points of the document the question is about, each cited."""
+    source = pick_document(question, sources)
+    chunks = corpus.document(source) if corpus is not None and source else []
+    if not chunks:
+        chunks = sorted([m for m in sources if m.chunk.source == source] or sources,
+                        key=lambda m: m.chunk.index)
+    candidates = _candidates(chunks)
+    if not candidates:
+        return refusal("the document holds no sentences to summarise", sources,
+                       kind="summary")
+    central = _centrality([c.text for c in candidates], embedder)
+    total = len(candidates)
+
+    def score(item: tuple[_Candidate, float]) -> float:
+        candidate, centrality = item
+        position = 1.0 - candidate.order / max(total, 1)
+        return centrality + 0.15 * position + (0.2 if candidate.first_in_section else 0.0)
+
+    ranked = sorted(zip(candidates, central, strict=True), key=score, reverse=True)
+    chosen: list[_Candidate] = []
+    sections: set[int] = set()
+    for candidate, _ in ranked:  # one point per section first, then the best of the rest
+        if candidate.section not in sections:
+            chosen.append(candidate)
+            sections.add(candidate.section)
+        if len(chosen) >= points:
+            break
+    for candidate, _ in ranked:
+        if len(chosen) >= points:
+            break
+        if candidate not in chosen:
+            chosen.append(candidate)
+    chosen.sort(key=lambda c: c.order)
+    merged = merge_sources(sources, [c.match for c in chosen])
+    index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
+    name = PurePath(source).name if source else "the documents"
+    lines = [f"- {c.text} [{index[c.match.chunk.id]}]" for c in chosen]
+    return EngineAnswer(
+        answer=f"Main points of {name}:\n" + "\n".join(lines), sources=merged, kind="summary",
+        strategy="summary", quote=chosen[0].text,
+        citations=sorted({index[c.match.chunk.id] for c in chosen}), origin="extract",
+        points=[{"text": c.text, "citation": index[c.match.chunk.id]} for c in chosen])
