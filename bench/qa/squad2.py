@@ -84,7 +84,8 @@ def convert_article(article: dict[str, Any], split: str) -> tuple[str, str, list
     return name, article_text(article), questions
 
 
-def convert(path: Path, articles: list[str] | None, out: Path, split: str = "dev") -> dict[str, int]:
+def convert(path: Path, articles: list[str] | None, out: Path,
+            split: str = "dev") -> dict[str, int]:
     """Write the chosen articles' documents and questions under ``out``; returns counts."""
     data = json.loads(path.read_text(encoding="utf-8"))
     chosen = data.get("data", [])
