@@ -29,6 +29,7 @@ from typing import Any
 from answers_eval import kind_table, open_rag, printer, split_table
 from ragloom.errors import InvalidInputError
 from ragloom.evaluation.answers import (
+    KINDS,
     AnswerQuestion,
     AnswerReport,
     evaluate_answers,
@@ -64,6 +65,24 @@ def source_questions(name: str, split: str) -> list[AnswerQuestion]:
         raise
 
 
+def counts_table(sources: list[str]) -> str:
+    """A Markdown table of how many questions each source has per split and kind."""
+    rows: dict[tuple[str, str], dict[str, int]] = {}
+    for name in sources:
+        for question in source_questions(name, "all"):
+            row = rows.setdefault((name, question.split or "-"), {})
+            row[question.kind or "-"] = row.get(question.kind or "-", 0) + 1
+    kinds = [k for k in KINDS if any(k in row for row in rows.values())]
+    lines = ["| source | split | documents | questions | " + " | ".join(kinds) + " |",
+             "|---|---|---|---|" + "---|" * len(kinds)]
+    for (name, split), row in rows.items():
+        docs = source_docs(QA / name)
+        count = sum(1 for p in docs.iterdir() if p.is_file()) if docs.is_dir() else 0
+        lines.append(f"| {name} | {split} | {count} | {sum(row.values())} | "
+                     + " | ".join(str(row.get(k, 0)) for k in kinds) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
@@ -75,7 +94,13 @@ def main() -> None:
     parser.add_argument("--pipeline", choices=("before", "after"), default="after")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--counts", action="store_true",
+                        help="only count the questions per source, split and kind (asks "
+                        "nothing, shows no question)")
     args = parser.parse_args()
+    if args.counts:
+        print(counts_table(args.source or list(SOURCES)))
+        return
 
     model = make_model(args.llm)
     results: dict[str, Any] = {}

@@ -39,6 +39,13 @@ def test_squad_normalisation_drops_punctuation_and_articles() -> None:
     assert not contains_answer("In 1066 or so", ["106"], "squad")
 
 
+def test_units_against_numbers_are_split_off() -> None:
+    assert contains_answer("South: £1.90m (target £2.10m)", ["2.1"])
+    assert contains_answer("It costs 50p a page", ["50 p"])
+    assert not contains_answer("It costs 150p a page", ["50p"])
+    assert contains_answer("the Brightwell KX200", ["kx200"])
+
+
 def test_alternatives_and_hits() -> None:
     assert contains_answer("It takes half an hour.", ["30 minutes|half an hour"])
     assert not contains_answer("It takes an hour.", ["30 minutes|half an hour"])

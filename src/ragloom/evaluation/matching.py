@@ -1,8 +1,9 @@
 """Does an answer contain an accepted answer? Two normalisations.
 
 * ``ragloom`` (the default): lower case, NFKC, currency and percent signs spaced out,
-  punctuation dropped except inside numbers, numbers compared by value ("3.40" is
-  "3.4", "1,000" is "1000").
+  punctuation dropped except inside numbers, a unit written against a number split
+  off ("£2.40m" is "£ 2.4 m", "50p" is "50 p"), numbers compared by value ("3.40"
+  is "3.4", "1,000" is "1000").
 * ``squad``: SQuAD's own (lower case, every ASCII punctuation mark removed, the
   articles a/an/the removed, single spaces), as the SQuAD 2.0 evaluation script
   normalises answers.
@@ -27,6 +28,7 @@ _SYMBOLS = re.compile(r"([£$€%°])")
 _SOFT = re.compile(r"(?<!\d)[.:,/](?!\d)|[.:,/](?=\s|$)|-")
 _OTHER = re.compile(r"[^\w\s£$€%°.:,\-/]")
 _NUMERIC = re.compile(r"\d+(?:[.,:]\d+)*")
+_UNIT = re.compile(r"(\d)([a-z]+)\b")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
 
@@ -35,7 +37,7 @@ def normalise(text: str) -> str:
     """Lower case, NFKC, symbols spaced out, punctuation dropped except inside numbers."""
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
     text = _SYMBOLS.sub(r" \1 ", _OTHER.sub(" ", text))
-    text = _SOFT.sub(" ", text)
+    text = _UNIT.sub(r"\1 \2", _SOFT.sub(" ", text))
     return " ".join(number_value(w) if _NUMERIC.fullmatch(w) else w for w in text.split())
 
 
