@@ -7,11 +7,11 @@ paragraphs separated by blank lines) and ``DIR/questions.jsonl`` (one question a
 line, in the format of ``ragloom eval --answers``): ``answers`` are the distinct
 gold answers, ``answerable`` is false for ``is_impossible`` questions (their
 ``plausible_answers`` are kept for reading, never scored), ``kind`` is
-``unanswerable`` or ``date`` / ``number`` / ``lookup`` guessed from the gold
-answers' form, ``split`` is ``dev`` unless ``--split`` says otherwise and
-``match`` is ``squad``: score it with SQuAD's normalisation (lower case, no
-punctuation, no a/an/the, single spaces). Without ``--article`` every article is
-converted. The default is ``bench/qa/squad2/`` from
+``unanswerable`` or ``date`` / ``number`` / ``lookup`` guessed from the question
+("when", "what year"...) and the gold answers' form, ``split`` is ``dev`` unless
+``--split`` says otherwise and ``match`` is ``squad``: score it with SQuAD's
+normalisation (lower case, no punctuation, no a/an/the, single spaces). Without
+``--article`` every article is converted. The default is ``bench/qa/squad2/`` from
 ``/work/shared/data/squad2/normans-dev-v2.0.json``, article Normans.
 """
 
@@ -37,11 +37,18 @@ _NUMBER = re.compile(
     r"forty|fifty|hundred|thousand|million|billion|dozen|several|half)\b", re.IGNORECASE)
 
 
-def guess_kind(answers: list[str]) -> str:
-    """``date`` when most gold answers look like a date or period, ``number`` when
-    they hold a figure, else ``lookup``."""
+_WHEN = re.compile(r"^(when|(in )?what (year|century|decade|month|day)|(in )?which "
+                   r"(year|century|decade))\b", re.IGNORECASE)
+
+
+def guess_kind(answers: list[str], question: str = "") -> str:
+    """``date`` when the question asks when (or which year or century) or most gold
+    answers look like a date or period, ``number`` when they hold a figure, else
+    ``lookup``."""
     if not answers:
         return "unanswerable"
+    if _WHEN.match(question.strip()):
+        return "date"
     dates = sum(bool(_DATE.search(a)) for a in answers)
     numbers = sum(bool(_NUMBER.search(a)) for a in answers)
     if dates * 2 >= len(answers) and dates:
@@ -78,7 +85,7 @@ def convert_article(article: dict[str, Any], split: str) -> tuple[str, str, list
             else:
                 if not gold:
                     raise ValueError(f"question {qa['id']} is answerable but has no answers")
-                row.update(answers=gold, answerable=True, kind=guess_kind(gold))
+                row.update(answers=gold, answerable=True, kind=guess_kind(gold, row["question"]))
             row.update(source=name, split=split, match="squad")
             questions.append(row)
     return name, article_text(article), questions

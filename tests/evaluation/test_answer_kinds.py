@@ -221,5 +221,8 @@ def test_squad2_converter_writes_the_document_and_questions(tmp_path: Path) -> N
         ("d", "number", True)]
     assert questions[0].answers == ("Watt",) and questions[0].match == "squad"
     assert {q.split for q in questions} == {"dev"} and questions[0].source == "steam-engine.txt"
+    assert squad.guess_kind(["911"], "When was the Duchy founded?") == "date"
+    assert squad.guess_kind(["911"], "How many ships?") == "number"
+    assert squad.guess_kind(["the 11th"], "In what century was it?") == "date"
     with pytest.raises(SystemExit, match="no article titled"):
         squad.main([str(path), "--article", "Nope", "--out", str(tmp_path / "x")])
