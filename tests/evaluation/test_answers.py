@@ -71,7 +71,7 @@ def test_a_malformed_question_file_names_the_line(tmp_path: Path) -> None:
         load_questions(path)
     path.write_text('{"question": "a?", "answerable": false, "split": "dev"}\n')
     assert load_questions(path)[0] == AnswerQuestion(question="a?", answerable=False, id="q1",
-                                                     split="dev")
+                                                     split="dev", kind="unanswerable")
 
 
 def test_eval_answers_command_on_a_docs_folder(tmp_path: Path) -> None:

@@ -52,6 +52,12 @@ def eval_command(
     llm: Annotated[str | None, typer.Option(
         "--llm", help="With --answers: the language model as provider:model "
         "[default: $RAGLOOM_LLM or local:smollm2].", show_default=False)] = None,
+    split: Annotated[str, typer.Option(
+        "--split", help="With --answers: only the questions of this split (dev, test or "
+        "all).")] = "all",
+    squad: Annotated[bool, typer.Option(
+        "--squad", help="With --answers: match every answer with SQuAD's normalisation "
+        "(lower case, no punctuation, no a/an/the).")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest a BEIR data set and report nDCG@10, Recall@100 and MRR@10 per search mode.
@@ -66,7 +72,8 @@ def eval_command(
 
         with reported_errors():
             run_answer_eval(answers, docs=docs, db=db, kb=kb or None, llm=llm,
-                            embedder=embedder, json_output=json_output)
+                            embedder=embedder, json_output=json_output, split=split,
+                            squad=squad)
         return
     with reported_errors():
         if path is None:
