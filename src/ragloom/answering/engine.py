@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from ragloom.answering.compare import compare
 from ragloom.answering.corpus import Corpus
-from ragloom.answering.gate import GatePolicy, weakness
+from ragloom.answering.gate import GatePolicy, on_subject, weakness
 from ragloom.answering.gather import list_items, mentions, procedure
 from ragloom.answering.lookup import lookup
 from ragloom.answering.prompting import ModelCall, PromptBuilder
@@ -125,7 +125,9 @@ class AnswerEngine:
                 return listed
         evidence = self.ranker.rank(question.text, passages)
         if kind == "procedure":
-            reason, _ = weakness(question, evidence, passages, self.policy)
+            evidence, missing = on_subject(question, evidence, passages)
+            reason = ("the passages are not about " + ", ".join(missing) if missing else
+                      weakness(question, evidence, passages, self.policy)[0])
             if reason:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
             return procedure(question, passages, self.ranker)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragloom.answering.answerer import check_answer, clean_answer, supporting_sentence
-from ragloom.answering.gate import GatePolicy, weakness
+from ragloom.answering.gate import GatePolicy, on_subject, weakness
 from ragloom.answering.grounding import cited_numbers, is_refusal, unsupported_claims
 from ragloom.answering.prompting import ModelCall
 from ragloom.answering.question import Question
@@ -52,6 +52,10 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
            calls: ModelCall | None, *, policy: GatePolicy, grounding: str) -> EngineAnswer:
     """Answer a lookup from ranked ``evidence`` over ``sources``."""
     if grounding == "strict":
+        evidence, missing = on_subject(question, evidence, sources)
+        if missing:
+            return refusal("the passages are not about " + ", ".join(missing), sources,
+                           kind=question.kind)
         reason, _signals = weakness(question, evidence, sources, policy)
         if reason:
             return refusal(reason, sources, kind=question.kind, evidence=list(evidence))

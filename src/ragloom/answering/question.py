@@ -61,7 +61,8 @@ _NOT_PLURAL = frozenset([
 _YES_NO = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|will|would|should|has|"
                      r"have|had|may|must)\b", re.I)
 # Names, codes and numbers the evidence must share with the question.
-_CODE = re.compile(r"\b(?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9./-]*\b")
+_CODE = re.compile(r"\b(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]*\b"
+                   r"|\b(?:1[5-9]|20)\d{2}\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z\u00c0-\u00de][\w'\u2019-]+"
                    r"(?:\s+[A-Z\u00c0-\u00de][\w'\u2019-]+)*")
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ragloom.answering.evidence import expected_kind, has_kind
 from ragloom.answering.grounding import content_words, numbers_in
+from ragloom.answering.tables import with_records
 from ragloom.chunking.sentences import sentence_spans
 from ragloom.errors import RagError
 from ragloom.protocols import EmbeddingProvider
@@ -67,9 +68,10 @@ def _unwrap(text: str) -> str:
 def split_sentences(text: str) -> list[str]:
     """Sentences of a passage: sentence ends, blank lines and unwrapped line breaks.
 
-    A lead-in of one or two words ("Hotels.") stays with the sentence after it.
+    A lead-in of one or two words ("Hotels.") stays with the sentence after it. Table
+    rows become ``header: value; ...`` records (:mod:`ragloom.answering.tables`).
     """
-    text = _unwrap(text)
+    text = _unwrap(with_records(text))
     pieces: list[str] = []
     for start, end in sentence_spans(text):
         pieces.extend(line.strip() for line in text[start:end].split("\n") if line.strip())

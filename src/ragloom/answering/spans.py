@@ -53,7 +53,8 @@ def _stems(text: str) -> set[str]:
     return {porter_stem(w) for w in content_words(text)}
 
 
-def _kind(question: str) -> str:
+def value_kind(question: str) -> str:
+    """The kind of value a question asks for: money, time, date, quantity, name or other."""
     q = question.lower().strip()
     if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
         return "money"
@@ -106,7 +107,7 @@ def answer_span(question: str, sentence: str) -> str:
     cell = table_value(question, sentence)
     if cell:
         return cell
-    kind = _kind(question)
+    kind = value_kind(question)
     patterns = {"money": [_MONEY, _QUANTITY], "time": [_TIME, _DATE], "date": [_DATE, _TIME],
                 "quantity": [_QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
