@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragloom._threads import blas_threads
 from ragloom.errors import RagError
+from ragloom.mcp.hosted import mount_mcp
 from ragloom.server.errors import ApiError, error_body, from_rag_error
 from ragloom.server.native import build_native_router
 from ragloom.server.observability import RequestMiddleware
@@ -73,6 +74,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)
     mount_web(app)
+    mount_mcp(app, state)  # /mcp, when the mcp extra is installed
 
     @app.get("/health", response_model=Health, tags=["operations"])
     async def health() -> dict[str, str]:
