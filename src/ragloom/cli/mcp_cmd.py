@@ -33,16 +33,16 @@ def mcp_command(
 ) -> None:
     """Serve the knowledge bases to AI agents over the Model Context Protocol."""
     with reported_errors():
-        from ragloom.mcp.server import require_mcp
-
-        require_mcp()
-        if transport not in TRANSPORTS:
-            fail(f"--transport is stdio or http, not {transport!r}", 2)
         from ragloom.server.settings import is_loopback
 
+        if transport not in TRANSPORTS:
+            fail(f"--transport is stdio or http, not {transport!r}", 2)
         if transport == "http" and not is_loopback(host):
             fail(f"refusing to serve MCP on {host} without authentication; use a loopback "
                  "address, or ragloom serve (its /mcp needs an API key)", 2)
+        from ragloom.mcp.server import require_mcp
+
+        require_mcp()
         import anyio
 
         from ragloom.mcp.local import LocalBackend
