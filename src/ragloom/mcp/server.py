@@ -13,6 +13,7 @@ was wrong; anything else is the SDK's opaque "Error executing tool" (and is logg
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
@@ -66,7 +67,11 @@ def build_server(backend: Callable[[], Backend], *, allow_writes: bool = False,
     from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
 
+    # MCPServer() calls logging.basicConfig: the process's logging stays the caller's.
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, version=_version())
+    root.handlers[:], root.level = handlers, level
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)

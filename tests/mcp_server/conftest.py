@@ -1,5 +1,6 @@
-"""Knowledge bases for the MCP tests, and helpers to drive a server with the SDK's
-own ``Client`` from synchronous tests."""
+"""Knowledge bases for the tests of ragloom.mcp (a folder not named mcp, which would
+shadow the SDK), and helpers to drive a server with the SDK's own ``Client`` from
+synchronous tests."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from tests.mcp.conftest import FAKE_EMBEDDER, FAKE_LLM, REPO, error_text, files, payload, run
+from tests.mcp_server.conftest import FAKE_EMBEDDER, FAKE_LLM, REPO, error_text, files, payload, run
 
 
 def params(db: Path, *options: str) -> StdioServerParameters:

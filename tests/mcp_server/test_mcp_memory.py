@@ -13,7 +13,7 @@ from mcp import Client
 
 from ragloom.mcp.local import LocalBackend
 from ragloom.mcp.server import KNOWLEDGE_BASES_URI, build_server
-from tests.mcp.conftest import (
+from tests.mcp_server.conftest import (
     FAKE_EMBEDDER,
     FAKE_LLM,
     error_text,
@@ -199,3 +199,12 @@ def test_missing_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch,
     result = CliRunner().invoke(app, ["mcp", "--db", str(fake_db)])
     assert result.exit_code == 2
     assert "pip install 'ragloom[mcp]'" in result.output.replace("\n", "")
+
+
+def test_building_the_server_leaves_logging_alone(fake_db: Path) -> None:
+    import logging
+
+    root = logging.getLogger()
+    before = (root.handlers[:], root.level)
+    server(fake_db)
+    assert (root.handlers[:], root.level) == before

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import (
+from tests.mcp_server.conftest import (
     FAKE_EMBEDDER,
     FAKE_LLM,
     REPO,
