@@ -182,3 +182,18 @@ def test_ragloom_mcp_refuses_a_public_address(fake_db: Path) -> None:
                             env=dict(os.environ, COLUMNS="200"))
     assert result.returncode == 2
     assert "ragloom serve" in result.stderr and "0.0.0.0" in result.stderr
+
+
+def test_the_documented_python_client_runs(served: tuple[str, dict[str, str]]) -> None:
+    import re
+
+    text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S)
+    assert code is not None, "docs/mcp.md lost its Python client"
+    url, keys = served
+    script = (code.group(1).replace("http://127.0.0.1:8321/mcp", f"{url}/mcp")
+              .replace('"rlk_..."', repr(keys["alice"])))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "'name': 'secret'" in result.stdout
