@@ -104,7 +104,8 @@ def mount_mcp(app: Any, state: ServerState) -> bool:
     from ragloom.mcp.auth import ApiKeyVerifier, TenantAuthBackend, on_auth_error, tenant_of
     from ragloom.mcp.server import build_server
 
-    server = build_server(lambda: ServerBackend(state, tenant_of(get_access_token())))
+    server = build_server(lambda: ServerBackend(state, tenant_of(get_access_token())),
+                          run_cpu=state.run_cpu, run_model=state.run_model)
     # Builds the session manager; its own Starlette app is not used: the route below
     # goes into ragloom's app, behind ragloom's keys. On a loopback address the SDK's
     # DNS-rebinding protection accepts only loopback Host and Origin headers.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Runner = Callable[..., Awaitable[Any]]
+"""``await run(function, *args)``: blocking work off the event loop."""
 
 KNOWLEDGE_BASES_URI = "ragloom://knowledge-bases"
 INSTRUCTIONS = (
@@ -47,22 +49,31 @@ def require_mcp(purpose: str = "ragloom mcp") -> None:
     require("mcp.server.mcpserver", package="mcp", extra="mcp", purpose=purpose)
 
 
-def _reported(function: Callable[P, R]) -> Callable[P, R]:
+def _reported(function: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """Ragloom's errors as the tool's error text (the SDK marks the result is_error)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     @wraps(function)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return function(*args, **kwargs)
+            return await function(*args, **kwargs)
         except RagError as exc:
             raise ToolError(str(exc)) from exc
     return run
 
 
+async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(function, *args)
+
+
 def build_server(backend: Callable[[], Backend], *, allow_writes: bool = False,
-                 name: str = "ragloom") -> MCPServer[Any]:
-    """An MCPServer with ragloom's tools over ``backend()``; builds nothing heavy."""
+                 name: str = "ragloom", run_cpu: Runner = in_thread,
+                 run_model: Runner = in_thread) -> MCPServer[Any]:
+    """An MCPServer with ragloom's tools over ``backend()`` (called in the request, on
+    the event loop); builds nothing heavy. Searches and listings run through
+    ``run_cpu``, answers through ``run_model`` (a server passes its bounded pools)."""
     require_mcp()
     from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
@@ -76,7 +87,7 @@ def build_server(backend: Callable[[], Backend], *, allow_writes: bool = False,
 
     @server.tool(annotations=read_only)
     @_reported
-    def search(
+    async def search(
         query: Annotated[str, Field(description="What to look for.")],
         knowledge_base: KnowledgeBaseArg = None,
         top_k: Annotated[int, Field(
@@ -92,11 +103,13 @@ def build_server(backend: Callable[[], Backend], *, allow_writes: bool = False,
     ) -> dict[str, Any]:
         """Retrieve passages from a knowledge base, best first, each with its source,
         location (file, page or row where known), score and text. No language model."""
-        return tools.search(backend(), query, knowledge_base, top_k, mode, filters)
+        result: dict[str, Any] = await run_cpu(tools.search, backend(), query, knowledge_base,
+                                               top_k, mode, filters)
+        return result
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     @_reported
-    def ask(
+    async def ask(
         question: Annotated[str, Field(description="The question to answer.")],
         knowledge_base: KnowledgeBaseArg = None,
         session: Annotated[str | None, Field(
@@ -105,36 +118,40 @@ def build_server(backend: Callable[[], Backend], *, allow_writes: bool = False,
     ) -> dict[str, Any]:
         """Answer a question from a knowledge base: the answer cites its sources as [n],
         with the quote that supports it and the passages it was given."""
-        return tools.ask(backend(), question, knowledge_base, session)
+        result: dict[str, Any] = await run_model(tools.ask, backend(), question,
+                                                 knowledge_base, session)
+        return result
 
     @server.tool(annotations=read_only)
     @_reported
-    def list_knowledge_bases() -> dict[str, Any]:
+    async def list_knowledge_bases() -> dict[str, Any]:
         """The knowledge bases you may search, with their document and chunk counts."""
-        return tools.list_knowledge_bases(backend())
+        result: dict[str, Any] = await run_cpu(tools.list_knowledge_bases, backend())
+        return result
 
     @server.resource(KNOWLEDGE_BASES_URI, name="knowledge-bases",
                      title="Knowledge bases", mime_type="application/json",
                      description="The knowledge bases, with document and chunk counts.")
-    def knowledge_bases() -> str:
+    async def knowledge_bases() -> str:
         from mcp.server.mcpserver.exceptions import ResourceError
 
         try:
-            return json.dumps(tools.list_knowledge_bases(backend()))
+            return json.dumps(await run_cpu(tools.list_knowledge_bases, backend()))
         except RagError as exc:
             raise ResourceError(str(exc)) from exc
 
     if allow_writes:
-        _add_write_tools(server, backend)
+        _add_write_tools(server, backend, run_cpu)
     return server
 
 
-def _add_write_tools(server: MCPServer[Any], backend: Callable[[], Backend]) -> None:
+def _add_write_tools(server: MCPServer[Any], backend: Callable[[], Backend],
+                     run_cpu: Runner) -> None:
     from mcp_types import ToolAnnotations
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
     @_reported
-    def ingest_text(
+    async def ingest_text(
         text: Annotated[str, Field(description="The document's text.")],
         knowledge_base: KnowledgeBaseArg = None,
         source: Annotated[str | None, Field(
@@ -144,17 +161,21 @@ def _add_write_tools(server: MCPServer[Any], backend: Callable[[], Backend]) -> 
             description="Metadata to store with it (a JSON object).")] = None,
     ) -> dict[str, Any]:
         """Add a text document to a knowledge base (created if it does not exist)."""
-        return tools.ingest_text(backend(), text, knowledge_base, source, metadata)
+        result: dict[str, Any] = await run_cpu(tools.ingest_text, backend(), text,
+                                               knowledge_base, source, metadata)
+        return result
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
     @_reported
-    def delete_document(
+    async def delete_document(
         document_id: Annotated[str, Field(
             description="The document's id (document_id in search results) or its source.")],
         knowledge_base: KnowledgeBaseArg = None,
     ) -> dict[str, Any]:
         """Remove a document and its passages from a knowledge base."""
-        return tools.delete_document(backend(), document_id, knowledge_base)
+        result: dict[str, Any] = await run_cpu(tools.delete_document, backend(), document_id,
+                                               knowledge_base)
+        return result
 
 
 def _version() -> str:
