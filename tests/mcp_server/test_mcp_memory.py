@@ -208,3 +208,23 @@ def test_building_the_server_leaves_logging_alone(fake_db: Path) -> None:
     before = (root.handlers[:], root.level)
     server(fake_db)
     assert (root.handlers[:], root.level) == before
+
+
+def test_help_lists_the_options() -> None:
+    from typer.testing import CliRunner
+
+    from ragloom.cli.app import app
+
+    result = CliRunner().invoke(app, ["mcp", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for option in ("--db", "--kb", "--transport", "--host", "--port", "--allow-writes"):
+        assert option in result.output, option
+
+
+def test_unknown_transport_is_refused(fake_db: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ragloom.cli.app import app
+
+    result = CliRunner().invoke(app, ["mcp", "--db", str(fake_db), "--transport", "sse"])
+    assert result.exit_code == 2 and "--transport" in result.output
