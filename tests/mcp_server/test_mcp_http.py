@@ -76,7 +76,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
 def test_serve_mcp_refuses_missing_and_invalid_keys(served: tuple[str, dict[str, str]]) -> None:
     url, _ = served
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    for headers in ({}, {"Authorization": "Bearer rlk_not-a-key"}, {"X-API-Key": "rlk_nope"}):
+    for headers in ({}, {"Authorization": "Bearer rlk_not-a-key"}, {"X-API-Key": "rlk_nope"},
+                    {"Authorization": "Basic YWxpY2U6c2VjcmV0"}):
         response = httpx.post(f"{url}/mcp", json=body, headers=headers)
         assert response.status_code == 401, headers
         assert response.headers["www-authenticate"].startswith("Bearer")
@@ -116,8 +117,9 @@ def test_serve_mcp_has_no_write_tools(served: tuple[str, dict[str, str]]) -> Non
         async with mcp:
             return {t.name for t in (await mcp.list_tools()).tools}
 
-    assert run(names, client(f"{url}/mcp", keys["alice"])) == {
-        "search", "ask", "list_knowledge_bases"}
+    by_header = Client(streamable_http_client(f"{url}/mcp", http_client=httpx2.AsyncClient(
+        headers={"X-API-Key": keys["alice"]})))  # the other header every route takes
+    assert run(names, by_header) == {"search", "ask", "list_knowledge_bases"}
 
 
 def test_keyless_server_serves_this_machine_and_keys_are_rate_limited(tmp_path: Path) -> None:
@@ -126,8 +128,9 @@ def test_keyless_server_serves_this_machine_and_keys_are_rate_limited(tmp_path: 
 
     live = start_server(tmp_path / "kb" / "ragloom.db", rate_limit=60)
     try:
-        listed = run(_calls, client(f"{live.url}/mcp"), [("list_knowledge_bases", {})])[0]
-        assert payload(listed)["knowledge_bases"] == []  # the default tenant, no key needed
+        for key in (None, "sk-anything"):  # keyless: any key is no key, as on /api
+            listed = run(_calls, client(f"{live.url}/mcp", key), [("list_knowledge_bases", {})])
+            assert payload(listed[0])["knowledge_bases"] == []  # the default tenant
         key = KeyStore(live.state.db).create_key("carol").key
         time.sleep(2.1)  # the server notices a first key within two seconds
         assert httpx.post(f"{live.url}/mcp", json={}).status_code == 401

@@ -82,9 +82,10 @@ class TenantAuthBackend(BearerAuthBackend):
 
     async def authenticate(self, conn: HTTPConnection) -> Any:
         result = await super().authenticate(conn)
-        if result is None and not _has_bearer(conn):
+        if result is None:  # X-API-Key, or the keyless mode (where any key is no key)
             host = conn.client.host if conn.client else None
-            found = await self.verifier.found(None, conn.headers.get("x-api-key"), host)
+            found = await self.verifier.found(conn.headers.get("authorization"),
+                                              conn.headers.get("x-api-key"), host)
             if found is not None:
                 token = access_token("", *found)
                 result = AuthCredentials(token.scopes), AuthenticatedUser(token)
@@ -94,10 +95,6 @@ class TenantAuthBackend(BearerAuthBackend):
             except ApiError as exc:
                 raise RateLimited(exc) from exc
         return result
-
-
-def _has_bearer(conn: HTTPConnection) -> bool:
-    return conn.headers.get("authorization", "").lower().startswith("bearer ")
 
 
 def on_auth_error(conn: HTTPConnection, exc: Exception) -> Response:
