@@ -29,12 +29,18 @@ class LocalBackend:
         self._embedders: dict[str, EmbeddingProvider] = {}
         self._model: tuple[ModelProvider | None] | None = None
         self._sessions: Any = None
+        self._where: Any = None
+        self._default_name: str | None = None
+        self._listing: Any = None  # a store handle that lists the knowledge bases
         self._lock = threading.RLock()
 
     def _location(self) -> Any:
         from ragloom.cli.common import resolve_location
 
-        return resolve_location(self.db)
+        with self._lock:
+            if self._where is None:
+                self._where = resolve_location(self.db)
+            return self._where
 
     def list_knowledge_bases(self) -> list[KnowledgeBaseInfo]:
         from ragloom.stores.factory import exists, open_store
@@ -42,13 +48,10 @@ class LocalBackend:
         location = self._location()
         if not exists(location):
             return []
-        store = open_store(location, "default")
-        try:
-            collections = store.list_collections()
-        finally:
-            close = getattr(store, "close", None)
-            if callable(close):
-                close()
+        with self._lock:
+            if self._listing is None:
+                self._listing = open_store(location, "default")
+            collections = self._listing.list_collections()
         return [KnowledgeBaseInfo(name=c.name, documents=c.document_count,
                                   chunks=c.chunk_count, embedder=c.embedder)
                 for c in collections]
@@ -56,8 +59,10 @@ class LocalBackend:
     def knowledge_base(self, name: str | None, *, create: bool = False) -> VectorKnowledgeBase:
         from ragloom.cli.common import embedder_name, open_store, resolve_kb
 
-        resolved = resolve_kb(name or self.default_kb)
         with self._lock:
+            if name is None and self._default_name is None:
+                self._default_name = resolve_kb(self.default_kb)
+            resolved = name or str(self._default_name)
             base = self._bases.get(resolved)
             if base is not None:
                 return base
@@ -108,8 +113,10 @@ class LocalBackend:
 
     def close(self) -> None:
         with self._lock:
-            for base in self._bases.values():
-                close = getattr(base.store, "close", None)
+            stores = [base.store for base in self._bases.values()] + [self._listing]
+            for store in stores:
+                close = getattr(store, "close", None)
                 if callable(close):
                     close()
             self._bases.clear()
+            self._listing = None
