@@ -4,7 +4,8 @@ The app owns a :class:`~ragloom.server.state.ServerState` (models loaded once an
 shared, the job worker started by the lifespan). Routes: the native API under
 ``/api``, the OpenAI-compatible API under ``/v1`` (when
 :mod:`ragloom.server.openai_compat` is installed), ``/health``, ``/ready``,
-``/metrics``, the OpenAPI docs at ``/docs`` and the web page at ``/``.
+``/metrics``, the OpenAPI docs at ``/docs``, the web page at ``/`` and the MCP tools at
+``/mcp`` (when :mod:`ragloom.mcp`'s SDK is installed).
 """
 
 from __future__ import annotations
