@@ -16,8 +16,6 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver")
-
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 FAKE_EMBEDDER = "fake:hashing-256"

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
+import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
 from mcp import Client
 
 from ragloom.mcp.local import LocalBackend

@@ -7,9 +7,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
 from mcp import Client, StdioServerParameters
 
-from tests.mcp_server.conftest import FAKE_EMBEDDER, FAKE_LLM, REPO, error_text, files, payload, run
+from tests.mcp_server.conftest import (
+    FAKE_EMBEDDER,
+    FAKE_LLM,
+    REPO,
+    error_text,
+    files,
+    payload,
+    run,
+)
 
 
 def params(db: Path, *options: str) -> StdioServerParameters:
