@@ -65,7 +65,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     try:
         alice = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {keys['alice']}"},
                              timeout=60)
-        assert alice.post("/api/knowledge-bases", json={"name": "secret"}).status_code == 201
+        created = alice.post("/api/knowledge-bases", json={"name": "secret"})
+        assert created.status_code == 201
+        keys["secret_id"] = created.json()["id"]
         batch = alice.post("/api/knowledge-bases/secret/documents", files=[
             ("files", ("plan.txt", b"The launch is on Friday at the harbour.", "text/plain")),
             ("files", ("menu.txt", b"Lunch is soup and bread.", "text/plain"))]).json()
@@ -103,14 +105,22 @@ def test_serve_mcp_is_tenant_scoped(served: tuple[str, dict[str, str]]) -> None:
                          headers={"Authorization": f"Bearer {keys['alice']}"}).json()
     assert [s["title"] for s in sessions["data"]] == ["planning"]
 
-    listed, searched, asked = run(_calls, client(f"{url}/mcp", keys["bob"]), [
-        ("list_knowledge_bases", {}),
-        ("search", {"query": "launch", "knowledge_base": "secret"}),
-        ("ask", {"question": "When is the launch?"}),
-    ])
+    async def as_bob(mcp: Client) -> tuple[list[Any], str]:
+        async with mcp:
+            results = [await mcp.call_tool(name, args) for name, args in [
+                ("list_knowledge_bases", {}),
+                ("search", {"query": "launch", "knowledge_base": "secret"}),
+                ("search", {"query": "launch", "knowledge_base": keys["secret_id"]}),
+                ("ask", {"question": "When is the launch?"}),
+            ]]
+            resource = await mcp.read_resource("ragloom://knowledge-bases")
+            return results, resource.contents[0].text
+
+    (listed, by_name, by_id, asked), resource = run(as_bob, client(f"{url}/mcp", keys["bob"]))
     assert payload(listed)["knowledge_bases"] == []
-    assert "knowledge_base" in error_text(searched) and "Friday" not in error_text(searched)
-    assert "knowledge_base" in error_text(asked)
+    assert '"knowledge_bases": []' in resource
+    for refused in (by_name, by_id, asked):
+        assert "knowledge_base" in error_text(refused) and "Friday" not in error_text(refused)
 
 
 def test_serve_mcp_has_no_write_tools(served: tuple[str, dict[str, str]]) -> None:
