@@ -49,3 +49,28 @@ def test_ask_with_the_bundled_model(bundled_db: Path) -> None:
     cited = answer["sources"][answer["citations"][0]["number"] - 1]
     assert cited["file"] == "staff-handbook.md" and "30 minutes" in cited["text"]
     assert answer["model"] and "smollm2" in answer["model"].lower()
+
+
+def test_stdio_with_the_bundled_embedder(bundled_db: Path) -> None:
+    """``ragloom mcp`` as Claude Desktop starts it, loading the real embedder (the SDK
+    keeps the protocol's standard output apart from anything the models print)."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from tests.mcp_server.conftest import REPO
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "ragloom", "mcp", "--db", str(bundled_db)],
+        env={"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])})
+
+    async def calls() -> list[Any]:
+        async with Client(server) as client:
+            return [await client.call_tool("search", {"query": "battery storage over winter"}),
+                    await client.call_tool("search", {"query": "unpaid lunch break",
+                                                      "mode": "vector"})]
+
+    winter, lunch = run(calls)
+    assert files(payload(winter)["passages"])[0] == "e-bike-care.txt"
+    assert files(payload(lunch)["passages"])[0] == "staff-handbook.md"
