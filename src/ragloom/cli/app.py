@@ -72,6 +72,15 @@ def _register_migrate() -> None:
 _register_migrate()
 
 
+def _register_mcp() -> None:
+    from ragloom.cli.mcp_cmd import mcp_command
+
+    app.command("mcp")(mcp_command)
+
+
+_register_mcp()
+
+
 def main() -> None:
     # Library notices (e.g. a model prepared on first use) go to stderr as plain lines.
     handler = logging.StreamHandler()

@@ -4,7 +4,8 @@ The app owns a :class:`~ragloom.server.state.ServerState` (models loaded once an
 shared, the job worker started by the lifespan). Routes: the native API under
 ``/api``, the OpenAI-compatible API under ``/v1`` (when
 :mod:`ragloom.server.openai_compat` is installed), ``/health``, ``/ready``,
-``/metrics``, the OpenAPI docs at ``/docs`` and the web page at ``/``.
+``/metrics``, the OpenAPI docs at ``/docs``, the web page at ``/`` and the MCP tools at
+``/mcp`` (when :mod:`ragloom.mcp`'s SDK is installed).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragloom._threads import blas_threads
 from ragloom.errors import RagError
+from ragloom.mcp.hosted import mount_mcp
 from ragloom.server.errors import ApiError, error_body, from_rag_error
 from ragloom.server.native import build_native_router
 from ragloom.server.observability import RequestMiddleware
@@ -73,6 +75,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)
     mount_web(app)
+    mount_mcp(app, state)  # /mcp, when the mcp extra is installed
 
     @app.get("/health", response_model=Health, tags=["operations"])
     async def health() -> dict[str, str]:
