@@ -12,13 +12,13 @@ import pytest
 
 pytest.importorskip("haystack", reason="needs pip install 'ragloom[haystack]'")
 
-from haystack import Document  # noqa: E402
-from haystack.document_stores.errors import DuplicateDocumentError  # noqa: E402
-from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
-from haystack.testing.document_store import DocumentStoreBaseTests  # noqa: E402
+from haystack import Document
+from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.testing.document_store import DocumentStoreBaseTests
 
-from ragloom.integrations.haystack import RagloomDocumentStore  # noqa: E402
-from tests.integrations.conftest import new_location  # noqa: E402
+from ragloom.integrations.haystack import RagloomDocumentStore
+from tests.integrations.conftest import new_location
 
 KINDS = ["ragloom-sqlite", "ragloom-pgvector", "haystack-inmemory"]
 

@@ -18,17 +18,17 @@ import pytest
 pytest.importorskip("langchain_core", reason="needs pip install 'ragloom[langchain]'")
 pytest.importorskip("langchain_tests", reason="needs pip install langchain-tests")
 
-from langchain_core.vectorstores import InMemoryVectorStore, VectorStore  # noqa: E402
-from langchain_tests.integration_tests import (  # noqa: E402
+from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
+from langchain_tests.integration_tests import (
     RetrieversIntegrationTests,
     VectorStoreIntegrationTests,
 )
 
-from ragloom.integrations._base import open_knowledge_base  # noqa: E402
-from ragloom.integrations.langchain import RagloomRetriever, RagloomVectorStore  # noqa: E402
-from ragloom.testing.fakes import HashingEmbedder  # noqa: E402
-from ragloom.types import TextDocument  # noqa: E402
-from tests.integrations.conftest import new_location  # noqa: E402
+from ragloom.integrations._base import open_knowledge_base
+from ragloom.integrations.langchain import RagloomRetriever, RagloomVectorStore
+from ragloom.testing.fakes import HashingEmbedder
+from ragloom.types import TextDocument
+from tests.integrations.conftest import new_location
 
 KINDS = ["ragloom-sqlite", "ragloom-pgvector", "langchain-inmemory"]
 

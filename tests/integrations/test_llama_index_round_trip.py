@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("llama_index.core", reason="needs pip install 'ragloom[llama-index]'")
 
-from llama_index.core import Document, StorageContext, VectorStoreIndex  # noqa: E402
-from llama_index.core.schema import TextNode  # noqa: E402
-from llama_index.core.vector_stores import SimpleVectorStore  # noqa: E402
-from llama_index.core.vector_stores.types import (  # noqa: E402
+from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores import SimpleVectorStore
+from llama_index.core.vector_stores.types import (
     ExactMatchFilter,
     FilterCondition,
     FilterOperator,
@@ -25,10 +25,10 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
     VectorStoreQueryMode,
 )
 
-from ragloom.errors import FilterError, QueryError  # noqa: E402
-from ragloom.integrations.llama_index import RagloomEmbedding, RagloomVectorStore  # noqa: E402
-from ragloom.testing.fakes import HashingEmbedder  # noqa: E402
-from tests.integrations.conftest import new_location  # noqa: E402
+from ragloom.errors import FilterError, QueryError
+from ragloom.integrations.llama_index import RagloomEmbedding, RagloomVectorStore
+from ragloom.testing.fakes import HashingEmbedder
+from tests.integrations.conftest import new_location
 
 DOCUMENTS = [
     ("sqlite", "SQLite keeps every chunk and vector in one file.", "en", 2020),

@@ -187,8 +187,8 @@ def _exact(data: Mapping[str, Any]) -> bool:
         return False
     value = data["value"]
     if value is None:
-        return op != "=="
-    return _haystack_node(data) is not None
+        return bool(op != "==")
+    return bool(_haystack_node(data) is not None)
 
 
 # ---------------------------------------------------------------------------- LlamaIndex

@@ -108,10 +108,13 @@ class RagloomDocumentStore:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RagloomDocumentStore:
-        return default_from_dict(cls, data)  # type: ignore[no-any-return]
+        return default_from_dict(cls, data)
 
     def close(self) -> None:
-        self.knowledge_base.store.close()
+        """Close the store's file or connections (reopened on next use)."""
+        close = getattr(self.knowledge_base.store, "close", None)
+        if callable(close):
+            close()
 
     def count_documents(self) -> int:
         return int(self.knowledge_base.store.count())
@@ -193,14 +196,14 @@ class RagloomRetriever:
         self.mode = mode
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict(),  # type: ignore[no-any-return]
+        return default_to_dict(self, document_store=self.document_store.to_dict(),
                                top_k=self.top_k, filters=self.filters, mode=self.mode)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RagloomRetriever:
         params = data.get("init_parameters", {})
         params["document_store"] = RagloomDocumentStore.from_dict(params["document_store"])
-        return default_from_dict(cls, data)  # type: ignore[no-any-return]
+        return default_from_dict(cls, data)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, filters: dict[str, Any] | None = None,

@@ -150,7 +150,8 @@ class RagloomVectorStore(VectorStore):
         return [_document(c) for c in get_chunks(self.knowledge_base, ids)]
 
     # ------------------------------------------------------------------------ search
-    def _by_vector(self, vector: Sequence[float], k: int, filter: Any) -> list[tuple[Document, float]]:
+    def _by_vector(self, vector: Sequence[float], k: int,
+                   filter: Any) -> list[tuple[Document, float]]:
         if k < 1:
             return []
         matches = self.knowledge_base.store.query(Vector(vector), top_k=k,  # type: ignore[arg-type]

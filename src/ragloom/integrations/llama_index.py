@@ -136,8 +136,9 @@ class RagloomVectorStore(BasePydanticVectorStore):
     def __init__(self, path: str | os.PathLike[str] | None = None, collection: str = "default",
                  embedder: str | None = None, *,
                  knowledge_base: VectorKnowledgeBase | None = None, **kwargs: Any) -> None:
-        super().__init__(path=None if path is None else os.fspath(path),
-                         collection=collection, embedder=embedder, **kwargs)
+        super().__init__(  # type: ignore[call-arg]
+            path=None if path is None else os.fspath(path), collection=collection,
+            embedder=embedder, **kwargs)
         ragloom_embedder = None
         if embedder is not None:
             from ragloom.registry import make_embedder
@@ -156,7 +157,10 @@ class RagloomVectorStore(BasePydanticVectorStore):
         return self._kb
 
     def close(self) -> None:
-        self._kb.store.close()
+        """Close the store's file or connections (reopened on next use)."""
+        close = getattr(self._kb.store, "close", None)
+        if callable(close):
+            close()
 
     # ------------------------------------------------------------------------- write
     def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
@@ -221,7 +225,7 @@ class RagloomVectorStore(BasePydanticVectorStore):
             options = SearchOptions(
                 mode="hybrid" if mode == VectorStoreQueryMode.HYBRID else "keyword",
                 top_k=top_k, filters=filters,
-                **({"alpha": query.alpha} if query.alpha is not None else {}))
+                alpha=0.5 if query.alpha is None else float(query.alpha))
             matches = self._kb.search(query.query_str, options).matches
         else:
             raise QueryError(f"query mode {mode.value!r} is not served by ragloom; use "
