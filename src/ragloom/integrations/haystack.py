@@ -51,6 +51,21 @@ from ragloom.types import TextChunk  # noqa: E402
 
 __all__ = ["RagloomDocumentStore", "RagloomRetriever"]
 
+
+def _trust_this_module() -> None:
+    """Let ``Pipeline.loads`` rebuild these components once this module is imported, as
+    Haystack trusts its own ``haystack_integrations`` packages by default. Their
+    serialised form holds a path, a collection, a registry name (``provider:model``)
+    and search settings: no import path, nothing executed."""
+    try:
+        from haystack.core.serialization_security import allow_deserialization_module
+    except ImportError:  # Haystack before the deserialisation allowlist
+        return
+    allow_deserialization_module(__name__)
+
+
+_trust_this_module()
+
 #: The metadata key holding what a Haystack document carries besides content and meta
 #: (embedding, sparse embedding, blob), as one JSON string.
 EXTRAS_KEY = "_haystack"
