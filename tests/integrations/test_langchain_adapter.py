@@ -12,7 +12,13 @@ pytest.importorskip("langchain_core")
 
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from ragloom.errors import ConfigurationError, EmbedderMismatchError, FilterError, QueryError
+from ragloom.errors import (
+    ConfigurationError,
+    EmbedderMismatchError,
+    FilterError,
+    KnowledgeBaseNotFoundError,
+    QueryError,
+)
 from ragloom.integrations._base import FunctionEmbedder, open_knowledge_base
 from ragloom.integrations.langchain import (
     RagloomEmbeddings,
@@ -131,3 +137,24 @@ def test_retriever_k_mode_filters_and_scores(tmp_path: Path) -> None:
         RagloomRetriever(knowledge_base=knowledge_base, mode="fuzzy")
     with pytest.raises(FilterError):
         RagloomRetriever(knowledge_base=knowledge_base, filters={"key": "k", "op": "~"})
+
+
+def test_retriever_on_a_missing_knowledge_base_says_so(tmp_path: Path) -> None:
+    missing = RagloomRetriever(path=str(tmp_path / "none" / "kb.db"), collection="docs")
+    with pytest.raises(KnowledgeBaseNotFoundError, match="ragloom ingest"):
+        missing.invoke("cat")
+    assert not (tmp_path / "none").exists()  # nothing created by a read
+    open_knowledge_base(tmp_path / "kb.db", "docs", HashingEmbedder()).ingest(
+        [TextDocument.create("a cat", source="a")])
+    with pytest.raises(KnowledgeBaseNotFoundError, match="'dogs'"):
+        RagloomRetriever(path=str(tmp_path / "kb.db"), collection="dogs").invoke("cat")
+
+
+def test_search_with_another_embedder_is_refused(store: RagloomVectorStore) -> None:
+    path = store.knowledge_base.store.path
+    other = RagloomVectorStore(path=path, collection="notes",
+                               embedding=RagloomEmbeddings(model="fake:hashing-32"))
+    with pytest.raises(EmbedderMismatchError, match="fake:hashing-64"):
+        other.similarity_search("cat")
+    reopened = RagloomVectorStore(path=path, collection="notes")  # the recorded embedder
+    assert reopened.similarity_search("cat mat", k=1)[0].id == "a"

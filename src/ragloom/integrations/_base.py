@@ -15,7 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragloom.errors import ConfigurationError, UnsupportedEmbeddingError
+from ragloom.errors import (
+    ConfigurationError,
+    KnowledgeBaseNotFoundError,
+    UnsupportedEmbeddingError,
+)
 from ragloom.filters import MetadataFilters, evaluate
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import DocumentIndex, EmbeddingProvider
@@ -27,17 +31,29 @@ __all__ = ["FunctionEmbedder", "Record", "as_floats", "list_chunks", "open_knowl
 
 def open_knowledge_base(
     path: str | os.PathLike[str], collection: str = "default",
-    embedder: EmbeddingProvider | None = None,
+    embedder: EmbeddingProvider | None = None, *, must_exist: bool = False,
 ) -> VectorKnowledgeBase:
     """The knowledge base ``collection`` at ``path`` (a folder or ``.db`` file for SQLite,
-    ``postgresql://...``, ``milvus://...``): created on first write when new. Without an
-    ``embedder``, the one the collection was built with, else ragloom's default."""
+    ``postgresql://...``, ``milvus://...``): created on first write when new, unless
+    ``must_exist`` (then a missing one is a KnowledgeBaseNotFoundError, and no file is
+    created). Without an ``embedder``, the one the collection was built with, else
+    ragloom's default."""
     from ragloom.registry import DEFAULT_EMBEDDER, make_embedder
-    from ragloom.stores.factory import open_store
+    from ragloom.stores.factory import exists, open_store, parse_location
 
     if not isinstance(collection, str) or not collection:
         raise ConfigurationError("collection must be a non-empty knowledge base name")
-    store = open_store(os.fspath(path), collection)
+    location = parse_location(os.fspath(path))
+    if must_exist and not exists(location):
+        raise KnowledgeBaseNotFoundError(
+            f"no database at {location.display()}; ingest documents first: ragloom ingest "
+            f"PATH --db {os.fspath(path)} --kb {collection}")
+    store = open_store(location, collection)
+    if must_exist and collection not in {c.name for c in store.list_collections()}:
+        store.close()
+        raise KnowledgeBaseNotFoundError(
+            f"no knowledge base named {collection!r} in {location.display()}; create it "
+            f"with: ragloom ingest PATH --db {os.fspath(path)} --kb {collection}")
     if embedder is None:
         info = store.collection_info()
         embedder = make_embedder(info.embedder if info is not None else DEFAULT_EMBEDDER)
@@ -47,6 +63,7 @@ def open_knowledge_base(
 def resolve_knowledge_base(
     knowledge_base: VectorKnowledgeBase | None, path: str | os.PathLike[str] | None,
     collection: str | None, embedder: EmbeddingProvider | None, owner: str,
+    *, must_exist: bool = False,
 ) -> VectorKnowledgeBase:
     """``knowledge_base`` as given, or opened from ``path`` and ``collection``."""
     if knowledge_base is not None:
@@ -61,7 +78,7 @@ def resolve_knowledge_base(
         raise ConfigurationError(
             f"{owner} needs a knowledge base: knowledge_base=VectorKnowledgeBase(...) or "
             "path=<what ragloom --db takes> with collection=<knowledge base name>")
-    return open_knowledge_base(path, collection or "default", embedder)
+    return open_knowledge_base(path, collection or "default", embedder, must_exist=must_exist)
 
 
 class FunctionEmbedder:

@@ -159,6 +159,7 @@ class RagloomVectorStore(VectorStore):
         return [(_document(m.chunk), float(m.score)) for m in matches]
 
     def _query_vector(self, query: str) -> list[float]:
+        self.knowledge_base.check_embedder()  # the one the knowledge base was built with
         return as_floats(self.knowledge_base.embedder.embed_query(query))
 
     def similarity_search(self, query: str, k: int = 4, filter: Any = None,
@@ -243,7 +244,8 @@ class RagloomRetriever(BaseRetriever):
     def open(self) -> VectorKnowledgeBase:
         if self._kb is None:
             self._kb = resolve_knowledge_base(self.knowledge_base, self.path, self.collection,
-                                              ragloom_embedder(self.embedding), "RagloomRetriever")
+                                              ragloom_embedder(self.embedding), "RagloomRetriever",
+                                              must_exist=True)
         return self._kb
 
     def _get_relevant_documents(
