@@ -54,3 +54,21 @@ def test_filtered_listing_equals_the_reference(store: Any) -> None:
                     if evaluate(tree, METADATA[int(cid[1:])])]
         assert [c.id for c in store.chunks(tree)] == expected, tree
     assert [c.id for c in store.chunks()] == order
+
+
+def test_a_store_without_filtered_listing_is_filtered_by_the_reference() -> None:
+    from ragloom.integrations._base import list_chunks
+    from ragloom.knowledge_base import VectorKnowledgeBase
+    from ragloom.testing.fakes import HashingEmbedder
+
+    class PlainListing(InMemoryVectorStore):
+        def chunks(self) -> list[Any]:  # type: ignore[override]  # the older signature
+            return super().chunks()
+
+    store = PlainListing()
+    store.add([entry(make_chunk(f"c{i}", "w", m), [1.0, float(i + 1)])
+               for i, m in enumerate(METADATA)])
+    knowledge_base = VectorKnowledgeBase(store, HashingEmbedder())
+    tree = TREES[6]
+    assert [c.id for c in list_chunks(knowledge_base, tree)] == [
+        f"c{i}" for i, m in enumerate(METADATA) if evaluate(tree, m)]

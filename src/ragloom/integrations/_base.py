@@ -177,10 +177,12 @@ def list_chunks(knowledge_base: VectorKnowledgeBase,
     if not callable(listing):
         raise ConfigurationError(
             f"{type(knowledge_base.store).__name__} cannot list its chunks")
-    try:
+    import inspect
+
+    if "filters" in inspect.signature(listing).parameters:
         return list(listing(filters))
-    except TypeError:  # a store whose chunks() takes no filter
-        return [c for c in listing() if evaluate(filters, c.metadata)]
+    # A store whose chunks() takes no filter: ragloom's reference evaluator filters.
+    return [c for c in listing() if evaluate(filters, c.metadata)]
 
 
 def get_chunks(knowledge_base: VectorKnowledgeBase, ids: Sequence[str]) -> list[TextChunk]:
