@@ -108,8 +108,9 @@ class InMemoryVectorStore:
     def count(self) -> int:
         return len(self._matrix)
 
-    def chunks(self) -> list[TextChunk]:
-        return list(self._chunks.values())
+    def chunks(self, filters: MetadataFilters | None = None) -> list[TextChunk]:
+        """Every chunk (those matching ``filters``), in insertion order."""
+        return [chunk for chunk in self._chunks.values() if evaluate(filters, chunk.metadata)]
 
     # ---------------------------------------------------------------- DocumentIndex
     def collection_info(self) -> CollectionInfo | None:

@@ -423,9 +423,10 @@ class PgVectorStore(ServerStore):
                 f"ON k.id = c.collection_id WHERE k.name = %s AND {where} ORDER BY {order}",
                 [self.name, *params]).fetchall()]
 
-    def chunks(self) -> list[TextChunk]:
-        """Every chunk of the collection, in insertion order."""
-        return [self._chunk(row) for row in self._select_chunks("TRUE", [])]
+    def chunks(self, filters: MetadataFilters | None = None) -> list[TextChunk]:
+        """Every chunk of the collection (those matching ``filters``), in insertion order."""
+        where, params = compile_filters(filters)
+        return [self._chunk(row) for row in self._select_chunks(where, params)]
 
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""

@@ -792,14 +792,15 @@ class SqliteVectorStore:
             found = self._fetch(conn, ids)
         return [found[cid] for cid in ids if cid in found]
 
-    def chunks(self) -> list[TextChunk]:
-        """Every chunk of the collection, in insertion order."""
+    def chunks(self, filters: MetadataFilters | None = None) -> list[TextChunk]:
+        """Every chunk of the collection (those matching ``filters``), in insertion order."""
+        where, params = compile_filters(filters, "c.metadata")
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
             rows = conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE collection_id = ? ORDER BY pk",
-                (self._cid,)).fetchall()
+                f"SELECT {CHUNK_COLUMNS} FROM chunks AS c WHERE collection_id = ? AND {where} "
+                "ORDER BY pk", (self._cid, *params)).fetchall()
         return [chunk_from_row(row) for row in rows]
 
     def collection_info(self) -> CollectionInfo | None:
