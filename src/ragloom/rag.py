@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragloom.answering.corpus import KnowledgeBaseCorpus
+from ragloom.answering.corpus import Corpus, KnowledgeBaseCorpus
 from ragloom.answering.engine import AnswerEngine, EngineAnswer
 from ragloom.answering.prompting import (
     DEFAULT_CHUNK_TEMPLATE,
@@ -133,7 +133,9 @@ class NaiveRag:
     reaches the model; the keyword arguments ``temperature``, ``system_prompt``,
     ``prompt``, ``metadata_keys``, ``max_answer_tokens`` and ``grounding`` are
     shortcuts that fill it. ``prompt_builder`` replaces
-    :func:`augment_user_query`. ``grounded=False`` is ``grounding="off"``.
+    :func:`augment_user_query`. ``grounded=False`` is ``grounding="off"``. ``corpus``
+    is what the engine may read beyond the retrieved passages (default: the knowledge
+    bases themselves).
 
     With ``model=None`` it only retrieves (``answer`` is empty). With no passage found
     it says so instead of letting the model guess.
@@ -160,6 +162,7 @@ class NaiveRag:
         settings: GenerationSettings | None = None,
         engine: AnswerEngine | None = None,
         prompt_builder: PromptBuilder | None = None,
+        corpus: Corpus | None = None,
     ) -> None:
         if knowledge_base is NaiveRag._DEFAULT or model is NaiveRag._DEFAULT:
             default_kb, default_model = _default_parts()
@@ -191,6 +194,7 @@ class NaiveRag:
         self.grounded = self.settings.grounding != "off"
         self._engine = engine
         self.prompt_builder = prompt_builder
+        self._corpus = corpus
 
     @property
     def engine(self) -> AnswerEngine:
@@ -252,9 +256,11 @@ class NaiveRag:
         call.compact = False
         return call.messages(question, [], sources)
 
-    def corpus(self, filters: MetadataFilters | None) -> KnowledgeBaseCorpus:
-        """What lists, summaries and comparisons may read: every knowledge base, within
-        the query's filters (else the search options' filters)."""
+    def corpus(self, filters: MetadataFilters | None) -> Corpus:
+        """What lists, summaries and comparisons may read: ``corpus`` when given, else
+        every knowledge base, within the query's filters (else the search options')."""
+        if self._corpus is not None:
+            return self._corpus
         if filters is None and self.search_options is not None:
             filters = self.search_options.filters
         return KnowledgeBaseCorpus(self.knowledge_bases, filters=filters)

@@ -27,7 +27,7 @@ from ragloom.types import ChatMessage, QueryMatch
 MODES = ("vector", "keyword", "hybrid")
 MAX_TOP_K = 50
 DEFAULT_SEARCH_TOP_K = 5
-DEFAULT_ASK_TOP_K = 3
+DEFAULT_ASK_TOP_K = 5
 MAX_TEXT_CHARS = 1_000_000
 MAX_NAME_CHARS = 200
 
@@ -222,11 +222,14 @@ def answer_question(knowledge_base: VectorKnowledgeBase, model: ModelProvider | 
                     history: Sequence[ChatMessage] = ()) -> RagAnswer:
     """The one call to the answer engine (what ``ragloom ask`` uses): retrieve, answer
     with numbered citations, check the answer against its passages."""
+    from ragloom.answering.corpus import KnowledgeBaseCorpus
     from ragloom.rag import NaiveRag
 
     previous = [m.content for m in history if m.role == "user"]
     searched: Any = _FollowUp(knowledge_base, previous[-1]) if previous else knowledge_base
-    return NaiveRag(searched, model, search=options).query(question)
+    rag = NaiveRag(searched, model, search=options,
+                   corpus=KnowledgeBaseCorpus([knowledge_base], filters=options.filters))
+    return rag.query(question, history=history)
 
 
 def ask(backend: Backend, question: str, knowledge_base: str | None = None,

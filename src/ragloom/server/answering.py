@@ -66,18 +66,12 @@ class _HistoryRag(NaiveRag):
     the model and the targets' knowledge bases as the engine's corpus."""
 
     history: Sequence[ChatMessage] = ()
-    bases: Sequence[VectorKnowledgeBase] = ()
 
     def query(self, question: str, filters: MetadataFilters | None = None, *,
               history: Sequence[ChatMessage] = (),
               settings: GenerationSettings | None = None) -> RagAnswer:
         return super().query(question, filters, history=history or self.history,
                              settings=settings)
-
-    def corpus(self, filters: MetadataFilters | None) -> KnowledgeBaseCorpus:
-        if filters is None and self.search_options is not None:
-            filters = self.search_options.filters
-        return KnowledgeBaseCorpus(list(self.bases), filters=filters)
 
 
 def retrieval_query(question: str, history: Sequence[ChatMessage]) -> str:
@@ -89,9 +83,9 @@ def retrieval_query(question: str, history: Sequence[ChatMessage]) -> str:
 def make_rag(result: SearchResult, targets: Sequence[Target], model: ModelProvider | None,
              options: SearchOptions, history: Sequence[ChatMessage] = ()) -> NaiveRag:
     stand_in = _Retrieved(result, targets[0].knowledge_base.embedder, options)
-    rag = _HistoryRag(cast(VectorKnowledgeBase, stand_in), model, search=options)
+    corpus = KnowledgeBaseCorpus([t.knowledge_base for t in targets], filters=options.filters)
+    rag = _HistoryRag(cast(VectorKnowledgeBase, stand_in), model, search=options, corpus=corpus)
     rag.history = tuple(history)
-    rag.bases = [t.knowledge_base for t in targets]
     return rag
 
 
