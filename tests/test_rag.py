@@ -79,8 +79,10 @@ def test_grounded_is_the_default_and_an_invented_number_becomes_a_quote() -> Non
     kb = build(None).knowledge_base
     rag = NaiveRag(kb, ScriptedModel(["The lunch break is 2 days."]))
     answer = rag.query("How long is the unpaid lunch break?")
-    assert answer.origin == "quote"
+    # The invented number is replaced by the span of the supporting sentence, quoted.
+    assert answer.origin == "extract" and answer.answer.startswith("30 minutes [1]")
     assert "30 minutes" in answer.answer and "2 days" not in answer.answer
+    assert answer.quote == "The unpaid lunch break is 30 minutes."
 
 
 def test_grounded_refusal_and_streaming() -> None:

@@ -63,31 +63,38 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
         return refusal("the passages hold no sentences", sources, kind=question.kind)
     if calls is None:
         return compose_extract(question, evidence, sources)
-    generated = calls.answer(question.text, evidence, sources)
+    compact = calls.compact and grounding == "strict"
+    generated = calls.answer(question.text, evidence, sources, compact=compact)
     text = clean_answer(generated, MAX_ANSWER_CHARS)
-    if grounding == "strict":
+    if grounding == "strict" and compact:
         chosen = list(evidence[: calls.context_sentences])
         problems = check_answer(text, question.text, chosen[:1])
         if problems:
             return compose_extract(question, evidence, sources, model_answer=text,
                                    problems=problems, calls=calls)
-        support = supporting_sentence(text, chosen)
+        backing = supporting_sentence(text, chosen)
         return EngineAnswer(
-            answer=_with_quote(text, support), sources=sources, kind=question.kind,
-            strategy="lookup", quote=support.text, citations=[support.number],
+            answer=_with_quote(text, backing), sources=sources, kind=question.kind,
+            strategy="lookup", quote=backing.text, citations=[backing.number],
             origin="model", model_answer=text, evidence=list(evidence),
             response=calls.response, model_calls=calls.count)
-    # check / off: the model's answer as given, its claims checked against what it cites.
+    # The model read the passages: its claims are checked against those it cites.
     numbers = [n for n in cited_numbers(generated) if 0 < n <= len(sources)]
     cited = [sources[n - 1].chunk.text for n in numbers] or [m.chunk.text for m in sources]
-    flagged = ([c.text for c in unsupported_claims(text, cited, question=question.text)]
-               if grounding == "check" else [])
-    body = generated.strip() if numbers else text
-    if not numbers and evidence and not is_refusal(text):
-        numbers = [supporting_sentence(text, evidence[:3]).number]
-        body = cite(text, numbers[0])
+    flagged = [c.text for c in unsupported_claims(generated, cited, question=question.text)]
+    if grounding == "strict" and (flagged or is_refusal(generated)):
+        problems = flagged and ["not in the passages it cites: " + ", ".join(flagged)]
+        return compose_extract(question, evidence, sources, model_answer=generated.strip(),
+                               problems=problems or ["the model refused"], calls=calls)
+    body = generated.strip()
+    within = [s for s in evidence if s.number in numbers] or list(evidence)
+    support: Sentence | None = supporting_sentence(body, within[:3]) if within else None
+    if not numbers and support is not None and grounding != "off" and not is_refusal(body):
+        numbers = [support.number]
+        body = cite(body, support.number)
     return EngineAnswer(
         answer=body, sources=sources, kind=question.kind, strategy="lookup",
-        quote=evidence[0].text if evidence else "", citations=numbers, origin="model",
-        model_answer=text, unsupported=flagged, evidence=list(evidence),
-        refused=is_refusal(text), response=calls.response, model_calls=calls.count)
+        quote=support.text if support is not None else "", citations=numbers,
+        origin="model", model_answer=body, evidence=list(evidence),
+        unsupported=flagged if grounding == "check" else [],
+        refused=is_refusal(body), response=calls.response, model_calls=calls.count)

@@ -131,8 +131,9 @@ class ModelCall:
         self.count = 0
 
     def messages(self, question: str, evidence: Sequence[Sentence],
-                 sources: Sequence[QueryMatch]) -> list[ChatMessage]:
-        if self.compact:
+                 sources: Sequence[QueryMatch], *, compact: bool | None = None
+                 ) -> list[ChatMessage]:
+        if self.compact if compact is None else compact:
             system = self.settings.system_prompt or COMPACT_SYSTEM_PROMPT
             user = evidence_prompt(question, evidence[: self.context_sentences])
         else:
@@ -156,8 +157,9 @@ class ModelCall:
         return response.text
 
     def answer(self, question: str, evidence: Sequence[Sentence],
-               sources: Sequence[QueryMatch]) -> str:
-        limit = self.default_max_tokens if self.compact else max(self.default_max_tokens, 256)
-        stop = ["\n\n"] if self.compact else None
-        return self.send(self.messages(question, evidence, sources), max_tokens=limit,
-                         stop=stop)
+               sources: Sequence[QueryMatch], *, compact: bool | None = None) -> str:
+        compact = self.compact if compact is None else compact
+        limit = self.default_max_tokens if compact else max(self.default_max_tokens, 256)
+        stop = ["\n\n"] if compact else None
+        return self.send(self.messages(question, evidence, sources, compact=compact),
+                         max_tokens=limit, stop=stop)
