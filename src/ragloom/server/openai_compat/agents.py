@@ -27,6 +27,7 @@ from ragloom.server.openai_compat.agent_turns import TURN, AgentTurns, rag_args
 from ragloom.server.openai_compat.common import SSE_HEADERS, new_id
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
 from ragloom.server.openai_compat.llama_context import LlamaContext, iso_now
+from ragloom.server.openai_compat.spec import search_options
 from ragloom.server.openai_compat.toolgroups import rag_arguments
 
 AGENT, SESSION = "agent", "session"
@@ -88,7 +89,8 @@ def check_toolgroups(toolgroups: list[str | dict[str, Any]], param: str) -> None
                               f"{param}[{index}]", code="unsupported_value")
     args = rag_args(list(toolgroups))
     if args:  # a string builtin::rag gets its vector dbs from the turn's toolgroups
-        rag_arguments({"query": "check", **args}, f"{param}.args")
+        config = rag_arguments({"query": "check", **args}, f"{param}.args")[2]
+        search_options(config.model_dump(), f"{param}.args.query_config")
 
 
 def add_routes(router: APIRouter, context: LlamaContext, turns: AgentTurns) -> None:
