@@ -1,11 +1,17 @@
-"""Llama Stack's current client (``llama-stack-client`` 0.7.5, Python >= 3.12) against
-the real app: Vector IO by ``vector_store_id``, vector store search with
-``ranking_options``, and the ``Agent`` (Responses + Conversations) with ``file_search``
-and with the specification's ``builtin::rag`` tool group, streamed and not.
+"""Llama Stack's clients that need Python >= 3.12, against the real app.
 
-The client needs Python >= 3.12, so the test builds (once, cached) a small venv with
-it from the first ``python3.12``+ it finds, and runs ``llamastack_07_script.py``
-through it; without such a Python it is skipped, saying why.
+* 0.7.5 (current): Vector IO by ``vector_store_id``, vector store search with
+  ``ranking_options``, and the ``Agent`` (Responses + Conversations) with
+  ``file_search`` and with the specification's ``builtin::rag`` tool group, streamed
+  and not (``llamastack_07_script.py``).
+* 0.2.23 (the specification's era): vector dbs, Vector IO, the RAG tool, tool groups,
+  the agent with ``EventLogger``, agents and sessions lists, and an OpenAI-style call
+  under ``/v1/openai/v1`` (``llamastack_02_script.py``).
+
+Each test builds (once, cached under ``~/.cache/ragloom-tests`` or
+``$RAGLOOM_TEST_CACHE``) a small venv with its client from the first ``python3.12``+
+it finds, and runs its script through it; without such a Python it is skipped,
+saying why.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ import pytest
 
 from tests.server.conftest import LiveServer, start_server
 
-VERSION = "0.7.5"
-SCRIPT = Path(__file__).with_name("llamastack_07_script.py")
+VERSION, VERSION_02 = "0.7.5", "0.2.23"
+HERE = Path(__file__).parent
 CANDIDATES = ("/root/.pyenv/versions/3.12.1/bin/python", "python3.13", "python3.12")
 LUNCH = "Lunch policy. The unpaid lunch break is 30 minutes, between noon and two."
 VPN = "Connect to the VPN before opening the payroll system."
@@ -38,33 +44,44 @@ def python312() -> str | None:
     return None
 
 
-def client_venv(python: str, cache: Path) -> Path:
-    """A venv with llama-stack-client VERSION, built once under ``cache``."""
-    venv = cache / f"llama-stack-client-{VERSION}"
+def client_venv(python: str, cache: Path, version: str) -> Path:
+    """A venv with llama-stack-client ``version``, built once under ``cache``."""
+    venv = cache / f"llama-stack-client-{version}"
     interpreter = venv / "bin" / "python"
     if (venv / ".ready").exists():
         return interpreter
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
     install = subprocess.run([str(interpreter), "-m", "pip", "install", "-q",
-                              f"llama-stack-client=={VERSION}"],
+                              f"llama-stack-client=={version}"],
                              capture_output=True, text=True, timeout=600)
     if install.returncode != 0:
-        pytest.skip(f"could not install llama-stack-client {VERSION}: "
+        pytest.skip(f"could not install llama-stack-client {version}: "
                     f"{install.stderr[-500:]}")
-    (venv / ".ready").write_text(VERSION)
+    (venv / ".ready").write_text(version)
     return interpreter
 
 
-@pytest.fixture(scope="module")
-def interpreter(request: pytest.FixtureRequest) -> str:
+def interpreter(request: pytest.FixtureRequest, version: str) -> str:
     python = python312()
     if python is None:
-        pytest.skip(f"llama-stack-client {VERSION} needs Python >= 3.12; none found "
+        pytest.skip(f"llama-stack-client {version} needs Python >= 3.12; none found "
                     f"(tried {', '.join(CANDIDATES)} and $RAGLOOM_PY312)")
-    cache = Path(str(request.config.cache.mkdir("ragloom-llamastack"))) if request.config.cache \
-        else Path.home() / ".cache" / "ragloom-tests"
-    return str(client_venv(python, cache))
+    # Under the home folder, so fresh clones (CI) on the same machine reuse it.
+    cache = Path(os.environ.get("RAGLOOM_TEST_CACHE", Path.home() / ".cache" /
+                                "ragloom-tests"))
+    cache.mkdir(parents=True, exist_ok=True)
+    return str(client_venv(python, cache, version))
+
+
+def run_script(python: str, script: str, *args: str) -> dict[str, Any]:
+    run = subprocess.run([python, str(HERE / script), *args], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    version = subprocess.run([python, "--version"], capture_output=True, text=True)
+    print(f"\n{script} ran on {version.stdout.strip()} ({python})")
+    found: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -105,15 +122,12 @@ def wait_files(http: httpx.Client, vs: str) -> None:
     raise AssertionError(f"files not ingested: {counts}")
 
 
-def test_the_07_client_end_to_end(interpreter: str, served: tuple[LiveServer, str, str]
-                                  ) -> None:
+def test_the_07_client_end_to_end(request: pytest.FixtureRequest,
+                                  served: tuple[LiveServer, str, str]) -> None:
+    python = interpreter(request, VERSION)
     server, key, vs = served
-    run = subprocess.run([interpreter, str(SCRIPT), server.url, key, "fake:echo", vs, "kb"],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    version = subprocess.run([interpreter, "--version"], capture_output=True, text=True)
-    print(f"\nllama-stack-client {VERSION} ran on {version.stdout.strip()} ({interpreter})")
+    out = run_script(python, "llamastack_07_script.py", server.url, key, "fake:echo", vs,
+                     "kb")
 
     assert out["vector_io_kb"] == {"document_id": "parking.md", "chunk_id": "parking-1",
                                    "model": "fake:hashing-64", "dimension": 64}
@@ -129,3 +143,28 @@ def test_the_07_client_end_to_end(interpreter: str, served: tuple[LiveServer, st
     rag = out["rag_stream"]
     assert "tool_execution" in rag["steps"] and "25 days" in rag["text"], rag
 
+
+
+def test_the_0_2_23_client_end_to_end(request: pytest.FixtureRequest,
+                                      tmp_path: Path) -> None:
+    python = interpreter(request, VERSION_02)
+    from ragloom.server.auth import KeyStore
+    from ragloom.server.db import ServerDatabase
+
+    database = ServerDatabase(tmp_path / "server.db")
+    key = KeyStore(database).create_key("carol").key
+    database.close()
+    server = start_server(tmp_path / "ragloom.db", rate_limit=0)
+    try:
+        out = run_script(python, "llamastack_02_script.py", server.url, key, "fake:echo")
+    finally:
+        server.stop()
+    assert out["registered"] == ["handbook", "Handbook"]
+    assert out["vector_io"] == ["parking.md", "p1"]
+    assert out["rag_query"] == ["leave.md"]
+    assert out["toolgroups"] == ["builtin::rag"] and out["invoke"] == "lunch.md"
+    log = out["log"]
+    assert "tool_execution> Tool:knowledge_search Args:" in log and "lunch.md" in log
+    assert "inference> " in log and "30 minutes" in log
+    assert out["agents"] == 1 and out["sessions"] == 1
+    assert out["vector_store"].startswith("vs_")
