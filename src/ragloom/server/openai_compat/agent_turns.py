@@ -126,7 +126,7 @@ class AgentTurns:
                 model, instructions=config.get("instructions"), history=plan.history,
                 question=plan.question, context=plan.matches,
                 max_tokens=int(sampling.get("max_tokens") or self.max_answer_tokens),
-                token_counter=self.context.deps.embedder):
+                embedder=self.context.deps.embedder):
             if delta.response is not None:
                 text = delta.response.text
                 continue
