@@ -47,12 +47,16 @@ class TurnPlan:
 
 
 def rag_args(toolgroups: list[Any]) -> dict[str, Any] | None:
-    """The args of the ``builtin::rag`` tool group among ``toolgroups``, if it is there."""
+    """The args of the ``builtin::rag`` tool group among ``toolgroups``, if it is there
+    (a later mention's args win: a turn's toolgroups over its agent's)."""
+    found: dict[str, Any] | None = None
     for group in toolgroups:
         name = group if isinstance(group, str) else group.get("name")
         if str(name).split("/")[0] == "builtin::rag":
-            return {} if isinstance(group, str) else dict(group.get("args") or {})
-    return None
+            found = found or {}
+            if isinstance(group, dict):
+                found.update(group.get("args") or {})
+    return found
 
 
 def question_of(messages: list[dict[str, Any]]) -> str:
