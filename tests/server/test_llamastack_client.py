@@ -190,6 +190,15 @@ def test_agent_turn_without_streaming_keeps_the_session(served: Any) -> None:
     got = client.agents.turn.retrieve(turn_id=first.turn_id, agent_id=agent.agent_id,  # type: ignore[union-attr]
                                       session_id=session_id)
     assert got.output_message.content == first.output_message.content  # type: ignore[union-attr]
+    step = client.agents.steps.retrieve(step_id=tool_step.step_id, turn_id=second.turn_id,  # type: ignore[union-attr]
+                                        session_id=session_id, agent_id=agent.agent_id)
+    assert step.step.step_type == "tool_execution"
+    client.agents.session.delete(session_id=session_id, agent_id=agent.agent_id)
+    with pytest.raises(NotFoundError):
+        client.agents.session.retrieve(session_id=session_id, agent_id=agent.agent_id)
+    client.agents.delete(agent.agent_id)
+    with pytest.raises(NotFoundError):
+        client.agents.session.create(agent_id=agent.agent_id, session_name="gone")
 
 
 def test_agent_config_errors(served: Any) -> None:
