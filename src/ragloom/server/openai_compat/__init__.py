@@ -29,12 +29,16 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         vector_stores,
     )
     from ragloom.server.openai_compat.collections import VectorStoreCollections
+    from ragloom.server.openai_compat.conversations import Conversations
     from ragloom.server.openai_compat.db import MetaDB
     from ragloom.server.openai_compat.errors import ERROR_RESPONSES, OpenAIRoute
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
+    from ragloom.server.openai_compat.llama_context import LlamaContext
+    from ragloom.server.openai_compat.llama_objects import LlamaObjects
     from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
+    from ragloom.server.openai_compat.responses_llama import LlamaHooks
     from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
     from ragloom.server.routing import PrefixRouter
 
@@ -61,12 +65,36 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     api = VectorStoreAPI(deps, db, collections, ingestor)
     vector_stores.add_routes(router, api)
     files.add_routes(router, deps, db, purger)
-    engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
-                             clock=deps.clock)
-    responses_routes.add_routes(router, deps, engine)
     knowledge = Knowledge(deps, db, collections)
+    llama = LlamaContext(deps, knowledge, LlamaObjects(db))
+    conversations = Conversations(llama.objects)
+    engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
+                             clock=deps.clock, hooks=LlamaHooks(llama, conversations))
+    responses_routes.add_routes(router, deps, engine)
     inference.add_routes(router, deps, knowledge)
     spec.add_routes(router, deps, knowledge)
+    add_llama_stack_routes(router, llama, conversations)
     state: Any = router
     state.ragloom_ingestor = ingestor  # tests wait on it; the core may too
     return router
+
+
+def add_llama_stack_routes(router: APIRouter, llama: Any, conversations: Any) -> None:
+    """Llama Stack's own routes (vector dbs, Vector IO insert, tool groups and runtime,
+    agents, conversations) and the ``/v1/openai/v1`` alias of its 0.2 clients."""
+    from ragloom.server.openai_compat import (
+        agents,
+        toolgroups,
+        vector_dbs,
+        vector_io,
+    )
+    from ragloom.server.openai_compat import conversations as conversation_routes
+    from ragloom.server.openai_compat.agent_turns import AgentTurns
+    from ragloom.server.openai_compat.alias import alias_route
+
+    vector_dbs.add_routes(router, llama)
+    vector_io.add_routes(router, llama)
+    toolgroups.add_routes(router, llama)
+    agents.add_routes(router, llama, AgentTurns(llama, llama.deps.max_answer_tokens))
+    conversation_routes.add_routes(router, llama, conversations)
+    router.routes.append(alias_route())

@@ -23,6 +23,8 @@ Runner = Callable[..., Awaitable[Any]]
 #: ``open_knowledge_base(tenant_id, name, create)``: a tenant's native knowledge base
 #: (raises ``KnowledgeBaseNotFoundError`` when it does not exist and ``create`` is false).
 OpenKnowledgeBase = Callable[[str, str, bool], VectorKnowledgeBase]
+#: ``delete_knowledge_base(tenant_id, name)``: drop a tenant's native knowledge base.
+DeleteKnowledgeBase = Callable[[str, str], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +44,8 @@ class OpenAIDeps:
     db_path: str
     vectors_path: str | None = None
     open_knowledge_base: OpenKnowledgeBase | None = None
+    #: Llama Stack's ``vector_dbs.unregister`` (without it, the chunks are removed).
+    delete_knowledge_base: DeleteKnowledgeBase | None = None
     max_upload_bytes: int = 100 * MIB
     poll_after_ms: int = 200
     max_answer_tokens: int = 512

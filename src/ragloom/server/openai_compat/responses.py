@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
@@ -39,6 +39,9 @@ from ragloom.server.openai_compat.search import (
 )
 from ragloom.types import ChatMessage, QueryMatch, Usage
 
+if TYPE_CHECKING:
+    from ragloom.server.openai_compat.responses_llama import LlamaHooks
+
 log = logging.getLogger("ragloom.server.openai.responses")
 
 CITE_HINT = ("Cite the passages you use by their number in square brackets, like [1], "
@@ -59,13 +62,16 @@ class Plan:
     passages: list[Passage] = field(default_factory=list)
     search_item: dict[str, Any] | None = None
     message_id: str = field(default_factory=lambda: new_id("msg_"))
+    conversation_id: str | None = None
 
 
 class ResponsesEngine:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections,
                  model: ModelProvider | None, max_answer_tokens: int,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 hooks: LlamaHooks | None = None) -> None:
         self.clock = clock
+        self.hooks = hooks
         self.db = db
         self.collections = collections
         self.model = model
@@ -96,13 +102,17 @@ class ResponsesEngine:
         if request.previous_response_id:
             previous = self.stored(tenant, request.previous_response_id)
             history = json.loads(previous["conversation"])
+        conversation = self.hooks.conversation(tenant, request) if self.hooks else None
+        if conversation is not None:
+            history = conversation[1]
         new = input_messages(request.input)
         users = [m for m in new if m["role"] == "user"]
         question = users[-1]["content"] if users else new[-1]["content"]
         system = [m["content"] for m in new if m["role"] == "system"]
         turns = [m for m in new if m["role"] != "system"]
         plan = Plan(id=new_id("resp_"), request=request, tenant=tenant, created=now(),
-                    messages=[], conversation=history + turns, new_messages=new)
+                    messages=[], conversation=history + turns, new_messages=new,
+                    conversation_id=conversation[0] if conversation else None)
         matches: list[QueryMatch] = []
         stores = []
         if tool is not None:
@@ -135,6 +145,9 @@ class ResponsesEngine:
             plan.search_item = {"id": new_id("fs_"), "type": "file_search_call",
                                 "status": "completed", "queries": [query],
                                 "results": results if include else None}
+        rag = request.rag_tool()
+        if rag is not None and self.hooks is not None and request.searches():
+            matches += self.hooks.rag_search(plan, question, rag)
         instructions = request.instructions or DEFAULT_SYSTEM_PROMPT
         if plan.passages:
             instructions = f"{instructions}\n\n{CITE_HINT}"
@@ -189,6 +202,8 @@ class ResponsesEngine:
                      "logprobs": []}]}
 
     def save(self, plan: Plan, body: dict[str, Any], answer: str) -> None:
+        if plan.conversation_id is not None and self.hooks is not None:
+            self.hooks.append(plan, body)
         if not plan.request.store:
             return
         conversation = [*plan.conversation, {"role": "assistant", "content": answer}]
@@ -220,16 +235,19 @@ class ResponsesEngine:
             item = plan.search_item
             ref = {"item_id": item["id"], "output_index": index}
             yield {"type": "response.output_item.added", "output_index": index,
+                   "response_id": plan.id,
                    "item": {**item, "status": "in_progress", "results": None}}
             yield {"type": "response.file_search_call.in_progress", **ref}
             yield {"type": "response.file_search_call.searching", **ref}
             yield {"type": "response.file_search_call.completed", **ref}
-            yield {"type": "response.output_item.done", "output_index": index, "item": item}
+            yield {"type": "response.output_item.done", "output_index": index,
+                   "response_id": plan.id, "item": item}
             index += 1
         ref = {"item_id": plan.message_id, "output_index": index, "content_index": 0}
         yield {"type": "response.output_item.added", "output_index": index,
+               "response_id": plan.id,
                "item": {**self.message_item(plan, "", [], "in_progress"), "content": []}}
-        yield {"type": "response.content_part.added", **ref,
+        yield {"type": "response.content_part.added", **ref, "response_id": plan.id,
                "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}
         stripper = MarkerStripper(plan.passages)
         usage = Usage()
@@ -262,8 +280,10 @@ class ResponsesEngine:
         yield {"type": "response.output_text.done", **ref, "text": text, "logprobs": []}
         part = {"type": "output_text", "text": text, "annotations": annotations,
                 "logprobs": []}
-        yield {"type": "response.content_part.done", **ref, "part": part}
+        yield {"type": "response.content_part.done", **ref, "response_id": plan.id,
+               "part": part}
         yield {"type": "response.output_item.done", "output_index": index,
+               "response_id": plan.id,
                "item": self.message_item(plan, text, annotations, "completed")}
         body = self.body(plan, status="completed", text=text, annotations=annotations,
                          usage=usage)

@@ -42,10 +42,21 @@ class ResponseCreate(BaseModel):
     user: str | None = None
     truncation: str | None = None
 
+    def rag_tool(self) -> dict[str, Any] | None:
+        """The args of Llama Stack's ``builtin::rag`` tool group given as a tool
+        (``{"name": "builtin::rag", "args": {"vector_db_ids": …, "query_config": …}}``)."""
+        for tool in self.tools:
+            if is_rag_tool(tool):
+                return dict(tool.get("args") or {})
+        return None
+
     def file_search(self) -> FileSearchTool | None:
-        """The file_search tool, if any; other tools are refused with a 400."""
+        """The file_search tool, if any; other tools (but ``builtin::rag``) are refused
+        with a 400."""
         found = None
         for index, tool in enumerate(self.tools):
+            if is_rag_tool(tool):
+                continue
             if tool.get("type") != "file_search":
                 raise bad_request(f"tool type {tool.get('type')!r} is not supported; only "
                                   "'file_search' is", f"tools[{index}].type",
@@ -58,10 +69,9 @@ class ResponseCreate(BaseModel):
             if item not in INCLUDABLE:
                 raise bad_request(f"include value {item!r} is not supported",
                                   "include", code="unsupported_value")
-        if self.conversation is not None:
-            raise bad_request("conversation objects are not supported; chain responses "
-                              "with previous_response_id", "conversation",
-                              code="unsupported_parameter")
+        if self.conversation is not None and self.previous_response_id:
+            raise bad_request("send conversation or previous_response_id, not both",
+                              "conversation")
         if self.background:
             raise bad_request("background responses are not supported", "background",
                               code="unsupported_parameter")
@@ -75,6 +85,11 @@ class ResponseCreate(BaseModel):
         choice = self.tool_choice
         kind = choice.get("type") if isinstance(choice, dict) else choice
         return kind != "none"
+
+
+def is_rag_tool(tool: dict[str, Any]) -> bool:
+    name = str(tool.get("name", ""))
+    return tool.get("type") in (None, "builtin::rag") and name.split("/")[0] == "builtin::rag"
 
 
 def _text_of(content: Any, param: str) -> str:

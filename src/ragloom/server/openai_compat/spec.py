@@ -1,7 +1,8 @@
 """The specifications' own routes, over the same knowledge bases and vector stores.
 
-* ``POST /v1/vector-io/query``: ``vector_db_id``, ``query``, ``params`` (``max_chunks``,
-  ``mode``, ``score_threshold``, ``ranker``) -> ``{"chunks", "scores"}``.
+* ``POST /v1/vector-io/query``: ``vector_store_id`` (or ``vector_db_id``, its 0.2
+  name), ``query``, ``params`` (``max_chunks``, ``mode`` (default ``vector``),
+  ``score_threshold``, ``ranker``) -> ``{"chunks", "scores"}``.
 * ``POST /v1/tool-runtime/rag-tool/insert``: ``documents`` (``document_id``,
   ``content`` as text, content items or a URL, ``mime_type``, ``metadata``),
   ``vector_db_id``, ``chunk_size_in_tokens``.
@@ -41,10 +42,20 @@ _HIDDEN = ("content_hash", "start", "end", "index", "size", "attributes")
 
 
 class VectorIOQuery(BaseModel):
+    """``vector_db_id`` (Llama Stack 0.2) or ``vector_store_id`` (0.3 and later)."""
+
     model_config = ConfigDict(extra="forbid")
-    vector_db_id: str
+    vector_db_id: str | None = None
+    vector_store_id: str | None = None
     query: Any
     params: dict[str, Any] | None = None
+
+    def target(self) -> str:
+        found = self.vector_store_id or self.vector_db_id
+        if not found:
+            raise bad_request("send vector_store_id (or vector_db_id, its older name)",
+                              "vector_store_id")
+        return found
 
 
 class RagDocument(BaseModel):
@@ -67,7 +78,7 @@ class QueryConfig(BaseModel):
     max_chunks: int = Field(5, ge=1, le=100)
     max_tokens_in_context: int = Field(4096, ge=1)
     chunk_template: str = DEFAULT_TEMPLATE
-    mode: str | None = None
+    mode: str | None = "vector"
     ranker: dict[str, Any] | None = None
     query_generator_config: dict[str, Any] | None = None
 
@@ -144,10 +155,20 @@ def search_options(params: Mapping[str, Any], param: str) -> SearchOptions:
         raise bad_request(str(exc), param) from exc
 
 
-def chunk_json(match: QueryMatch) -> dict[str, Any]:
+def chunk_json(match: QueryMatch, embedder: Any = None) -> dict[str, Any]:
+    """A chunk as Llama Stack sends it: ``metadata`` for the model's context,
+    ``chunk_metadata`` for the backend, and the embedding fields (the vector itself is
+    not sent back: ``embedding`` is empty)."""
     metadata = {k: v for k, v in match.chunk.metadata.items() if k != "content_hash"}
     metadata.setdefault("document_id", match.chunk.source)
-    return {"content": match.chunk.text, "chunk_id": match.chunk.id, "metadata": metadata}
+    name = str(getattr(embedder, "name", "") or "")
+    dimension = int(getattr(embedder, "dimension", 0) or 0) if embedder is not None else 0
+    chunk_metadata = {"chunk_id": match.chunk.id, "document_id": str(metadata["document_id"]),
+                      "source": match.chunk.source or None,
+                      "chunk_embedding_model": name, "chunk_embedding_dimension": dimension}
+    return {"content": match.chunk.text, "chunk_id": match.chunk.id, "metadata": metadata,
+            "chunk_metadata": chunk_metadata, "stored_chunk_id": match.chunk.id,
+            "embedding": [], "embedding_model": name, "embedding_dimension": dimension}
 
 
 def document_text(document: RagDocument, index: int) -> tuple[str, dict[str, Any]]:
@@ -184,14 +205,18 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     async def vector_io_query(body: VectorIOQuery, tenant: str = tenant_dep) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
-            kb = knowledge.resolve(tenant, body.vector_db_id)
-            params = body.params or {}
-            top_k = int(params.get("max_chunks", 10))
+            param = "vector_store_id" if body.vector_store_id else "vector_db_id"
+            kb = knowledge.resolve(tenant, body.target(), param=param)
+            params = {"mode": "vector", **(body.params or {})}
+            try:
+                top_k = int(params.get("max_chunks", 10))
+            except (TypeError, ValueError) as exc:
+                raise bad_request("max_chunks must be an integer", "params.max_chunks") from exc
             if top_k < 1:
                 raise bad_request("max_chunks must be at least 1", "params.max_chunks")
             options = search_options(params, "params").with_(top_k=top_k)
             matches = kb.search(content_text(body.query, "query"), options).matches
-            return {"chunks": [chunk_json(m) for m in matches],
+            return {"chunks": [chunk_json(m, kb.embedder) for m in matches],
                     "scores": [m.score for m in matches]}
 
         return await deps.cpu(run)
@@ -219,35 +244,46 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
 
     @router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
     async def rag_query(body: RagQuery, tenant: str = tenant_dep) -> dict[str, Any]:
-        config = body.query_config
+        return await deps.cpu(knowledge_search, deps, knowledge, tenant, body.content,
+                              body.vector_db_ids, body.query_config)
 
-        def run() -> dict[str, Any]:
-            query = generate_query(deps, body.content, config.query_generator_config)
-            options = search_options(config.model_dump(), "query_config")
-            matches = knowledge.search(tenant, body.vector_db_ids, [], query,
-                                       config.max_chunks, options)
-            counter = deps.embedder if isinstance(deps.embedder, TokenCounter) else None
-            picked = [{"type": "text", "text": f"knowledge_search tool found {len(matches)} "
-                       "chunks:\nBEGIN of knowledge_search tool results.\n"}]
-            used, kept = 0, []
-            for index, match in enumerate(matches, start=1):
-                text = render(config.chunk_template, index, match)
-                used += counter.count_tokens(text) if counter else len(text.split())
-                if used > config.max_tokens_in_context:
-                    break
-                picked.append({"type": "text", "text": text})
-                kept.append(match)
-            picked.append({"type": "text", "text": "END of knowledge_search tool results.\n"})
-            picked.append({"type": "text", "text": (
-                "The above results were retrieved to help answer the user's query: "
-                f'"{query}". Use them as supporting information only in answering this '
-                "query.\n")})
-            return {"content": picked, "metadata": {
-                "document_ids": [m.chunk.source for m in kept],
-                "chunks": [m.chunk.text for m in kept],
-                "scores": [m.score for m in kept]}}
 
-        return await deps.cpu(run)
+def knowledge_search(deps: OpenAIDeps, knowledge: Knowledge, tenant: str, content: Any,
+                     vector_db_ids: Sequence[str], config: QueryConfig) -> dict[str, Any]:
+    """The RAG tool's query (and the ``knowledge_search`` tool's result): the chunks
+    found, rendered with ``chunk_template`` within ``max_tokens_in_context``, as
+    ``{"content", "metadata"}``; ``metadata`` also names the query."""
+    return knowledge_search_matches(deps, knowledge, tenant, content, vector_db_ids,
+                                    config)[0]
+
+
+def knowledge_search_matches(deps: OpenAIDeps, knowledge: Knowledge, tenant: str,
+                             content: Any, vector_db_ids: Sequence[str], config: QueryConfig
+                             ) -> tuple[dict[str, Any], list[QueryMatch]]:
+    """:func:`knowledge_search`'s result and the matches it kept."""
+    query = generate_query(deps, content, config.query_generator_config)
+    options = search_options(config.model_dump(), "query_config")
+    matches = knowledge.search(tenant, vector_db_ids, [], query, config.max_chunks, options)
+    counter = deps.embedder if isinstance(deps.embedder, TokenCounter) else None
+    picked = [{"type": "text", "text": f"knowledge_search tool found {len(matches)} "
+               "chunks:\nBEGIN of knowledge_search tool results.\n"}]
+    used, kept = 0, []
+    for index, match in enumerate(matches, start=1):
+        text = render(config.chunk_template, index, match)
+        used += counter.count_tokens(text) if counter else len(text.split())
+        if used > config.max_tokens_in_context:
+            break
+        picked.append({"type": "text", "text": text})
+        kept.append(match)
+    picked.append({"type": "text", "text": "END of knowledge_search tool results.\n"})
+    picked.append({"type": "text", "text": (
+        "The above results were retrieved to help answer the user's query: "
+        f'"{query}". Use them as supporting information only in answering this '
+        "query.\n")})
+    return {"content": picked, "metadata": {
+        "document_ids": [m.chunk.source for m in kept],
+        "chunks": [m.chunk.text for m in kept],
+        "scores": [m.score for m in kept], "query": query}}, kept
 
 
 def generate_query(deps: OpenAIDeps, content: Any, config: dict[str, Any] | None) -> str:

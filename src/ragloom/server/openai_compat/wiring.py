@@ -99,6 +99,9 @@ def deps_from_state(state: Any) -> OpenAIDeps:
         knowledge_base: VectorKnowledgeBase = state.catalog.open(record)
         return knowledge_base
 
+    def delete_knowledge_base(tenant_id: str, name: str) -> None:
+        state.catalog.delete(Tenant(id=tenant_id, name=tenant_id), name)
+
     llm = str(settings.llm)
     model = None if llm in ("", "none") else LazyModel(llm, state.models.model)
     return OpenAIDeps(
@@ -106,7 +109,7 @@ def deps_from_state(state: Any) -> OpenAIDeps:
         # Replicas: the tables and the vector stores' chunks in the shared PostgreSQL.
         db_path=settings.database_url or str(folder / OPENAI_DB),
         vectors_path=settings.database_url or str(folder / OPENAI_VECTORS),
-        open_knowledge_base=open_knowledge_base,
+        open_knowledge_base=open_knowledge_base, delete_knowledge_base=delete_knowledge_base,
         max_upload_bytes=int(settings.max_upload_bytes),
         run_cpu=state.run_cpu, run_model=state.run_model,
         lease_seconds=float(settings.job_lease_seconds))
