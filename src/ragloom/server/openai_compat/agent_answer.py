@@ -1,11 +1,11 @@
 """The one place a Llama Stack agent's turn gets its answer from the model.
 
 :func:`answer_stream` is called by every agent turn, streamed or not. With passages
-found by ``knowledge_search`` it answers through ragloom's grounded answerer (the one
-:class:`~ragloom.rag.NaiveRag` uses: the best sentences of the passages, a short
-greedy answer, checked against them, citing its passage as ``[n]``), sent as one
-piece; without passages the model answers the conversation directly, streamed. To
-change how agents answer, change this function.
+found by ``knowledge_search`` it answers through the answer engine
+(:class:`~ragloom.answering.engine.AnswerEngine`, the one ``ragloom ask`` and
+``NaiveRag`` use: by kind of question, checked against the passages, citing them as
+``[n]``), with the agent's instructions, temperature and history, sent as one piece;
+without passages the model answers the conversation directly, streamed.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ def answer_stream(model: ModelProvider, *, instructions: str | None,
                     ChatMessage.user(question)]
         yield from model.stream(messages, max_tokens=max_tokens, temperature=temperature)
         return
-    from ragloom.answering.answerer import GroundedAnswerer
-    from ragloom.answering.sentences import SentenceRanker
+    from ragloom.answering.engine import AnswerEngine
+    from ragloom.answering.settings import GenerationSettings
 
-    grounded = GroundedAnswerer(SentenceRanker(embedder)).answer(question, context, model)
-    usage = grounded.response.usage if grounded.response is not None else None
-    response = ChatResponse(message=ChatMessage.assistant(grounded.answer), model=model.name)
-    if usage is not None:
-        response = ChatResponse(message=response.message, usage=usage, model=model.name)
-    yield ChatDelta(text=grounded.answer)
+    settings = GenerationSettings(temperature=temperature, system_prompt=instructions)
+    answered = AnswerEngine(embedder, settings=settings).answer(
+        question, context, model, history=history)
+    response = ChatResponse(message=ChatMessage.assistant(answered.answer),
+                            usage=answered.usage, model=model.name)
+    yield ChatDelta(text=answered.answer)
     yield ChatDelta(response=response)
