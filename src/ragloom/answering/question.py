@@ -44,7 +44,13 @@ _COMPARISON = re.compile(
     r"warmer|colder|hotter|better|worse|earlier|later)\b.{0,60}\bthan\b"
     r"|\bdid\b.{1,80}\b(hit|meet|reach|exceed|beat|miss|make|achieve)\b.{0,30}"
     r"\b(target|goal|budget|forecast|plan|quota)s?\b"
-    r"|\b(above|below|over|under) (its|their|the) (target|goal|budget|forecast)\b", re.I)
+    r"|\b(above|below|over|under) (its|their|the) (target|goal|budget|forecast)\b"
+    r"|\b(cheapest|dearest|lightest|heaviest|quickest|fastest|slowest|longest|shortest|"
+    r"biggest|largest|smallest|highest|lowest|most expensive|least expensive)\b"
+    r"|\b(cheaper|dearer|lighter|heavier|quicker|faster|slower|bigger|smaller|larger)\b"
+    r".{0,50}\bor\b"
+    r"|\bhow much (did|has|have|does|do)\b.{1,60}\b(go up|gone up|go down|increase|rise|"
+    r"grow|fall|drop|decrease|change|improve)", re.I)
 _PROCEDURE = re.compile(
     r"^\s*(how (do|can|should|would|to)\s+(i|you|we|one|they)?\b|how to\b|"
     r"what (are the )?steps?\b|what (should|do|must) (i|we|you) do\b)"
