@@ -26,6 +26,15 @@ from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
+from ragloom.server.openai_compat.model_names import accepts
+from ragloom.server.openai_compat.structured import (
+    check_reply,
+    model_options,
+    require_support,
+    responses_text,
+    text_format,
+)
+from ragloom.server.openai_compat.usage import response_usage
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
     chat_messages,
@@ -76,7 +85,7 @@ class ResponsesEngine:
         if self.model is None:
             raise bad_request("this server has no language model; start it with one",
                               "model", code="model_not_available")
-        if name != self.model.name:
+        if not accepts(self.model.name, name):
             raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
                               f"'{self.model.name}'.", param="model", code="model_not_found")
         return self.model
@@ -90,7 +99,7 @@ class ResponsesEngine:
 
     def plan(self, request: ResponseCreate, tenant: str) -> Plan:
         request.check()
-        self._model(request.model)
+        require_support(self._model(request.model), text_format(request.text), "text.format")
         tool = request.file_search()
         history: list[dict[str, str]] = []
         if request.previous_response_id:
@@ -168,16 +177,11 @@ class ResponsesEngine:
             "parallel_tool_calls": True, "previous_response_id": request.previous_response_id,
             "reasoning": {"effort": None, "summary": None}, "store": request.store,
             "temperature": request.temperature if request.temperature is not None else 1.0,
-            "text": {"format": {"type": "text"}}, "tool_choice": request.tool_choice,
+            "text": responses_text(text_format(request.text)), "tool_choice": request.tool_choice,
             "tools": request.tools, "top_p": request.top_p if request.top_p is not None
             else 1.0, "truncation": "disabled", "metadata": request.metadata or {},
             "user": request.user,
-            "usage": None if usage is None else {
-                "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens": usage.output_tokens,
-                "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": usage.input_tokens + usage.output_tokens},
+            "usage": None if usage is None else response_usage(usage),
         }
 
     @staticmethod
@@ -202,8 +206,10 @@ class ResponsesEngine:
 
     def run(self, plan: Plan) -> dict[str, Any]:
         model = self._model(plan.request.model)
+        fmt = text_format(plan.request.text)
         response = model.chat(plan.messages, max_tokens=self._max_tokens(plan),
-                              temperature=plan.request.temperature)
+                              temperature=plan.request.temperature, **model_options(fmt))
+        check_reply(response.text, fmt)
         text, annotations = cite(response.text, plan.passages)
         body = self.body(plan, status="completed", text=text, annotations=annotations,
                          usage=response.usage)
@@ -236,7 +242,8 @@ class ResponsesEngine:
         try:
             for delta in self._model(plan.request.model).stream(
                     plan.messages, max_tokens=self._max_tokens(plan),
-                    temperature=plan.request.temperature):
+                    temperature=plan.request.temperature,
+                    **model_options(text_format(plan.request.text))):
                 if delta.response is not None:
                     usage = delta.response.usage
                     continue

@@ -41,6 +41,7 @@ class ResponseCreate(BaseModel):
     background: bool | None = None
     user: str | None = None
     truncation: str | None = None
+    text: dict[str, Any] | None = None
 
     def file_search(self) -> FileSearchTool | None:
         """The file_search tool, if any; other tools are refused with a 400."""

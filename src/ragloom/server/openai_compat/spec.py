@@ -34,6 +34,7 @@ from ragloom.server.openai_compat.common import tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
 from ragloom.server.openai_compat.knowledge import Knowledge
+from ragloom.server.openai_compat.model_names import accepts
 from ragloom.types import QueryMatch, TextDocument
 
 DEFAULT_TEMPLATE = "Result {index}\nContent: {chunk.content}\nMetadata: {metadata}\n"
@@ -264,7 +265,8 @@ def generate_query(deps: OpenAIDeps, content: Any, config: dict[str, Any] | None
                           "query_config.query_generator_config.type",
                           code="unsupported_value")
     model = deps.model
-    if model is None or config.get("model") not in (None, model.name):
+    asked = config.get("model")
+    if model is None or (asked is not None and not accepts(model.name, str(asked))):
         raise bad_request(f"model {config.get('model')!r} is not served here",
                           "query_config.query_generator_config.model",
                           code="model_not_found")
