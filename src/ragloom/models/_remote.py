@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ragloom.errors import BadResponseError, ProviderError
+from ragloom.errors import BadResponseError, ConfigurationError, ProviderError
 from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
 
@@ -55,6 +55,9 @@ class RemoteChatModel(ProviderBound):
     ``_parse`` and ``_stream_events``."""
 
     base_url: str | None
+    #: Whether ``response_format`` (OpenAI's json_object / json_schema shape) can be
+    #: handed to this vendor's API (see ``_format``).
+    supports_response_format: bool = False
 
     def __init__(self, model: str, *, provider: str, timeout: float) -> None:
         self.model = model
@@ -80,6 +83,20 @@ class RemoteChatModel(ProviderBound):
     ) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _format(self, request: dict[str, Any], response_format: Mapping[str, Any]) -> None:
+        """Put OpenAI's ``response_format`` into a request in the vendor's terms."""
+        raise ConfigurationError(f"{self.name} cannot honour response_format "
+                                 f"{response_format.get('type')!r}")
+
+    def _prepared(self, messages: str | Sequence[ChatMessage], tools: Sequence[Tool],
+                  stop: Sequence[str] | None, temperature: float | None,
+                  max_tokens: int | None, response_format: Mapping[str, Any] | None
+                  ) -> dict[str, Any]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        if response_format and response_format.get("type") != "text":
+            self._format(request, response_format)
+        return request
+
     def _create(self, client: Any, request: dict[str, Any]) -> Any:
         """Send one non-streaming request; SDK exceptions are mapped by the caller."""
         raise NotImplementedError
@@ -99,8 +116,10 @@ class RemoteChatModel(ProviderBound):
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
+        request = self._prepared(messages, tools, stop, temperature, max_tokens,
+                                 response_format)
         started = time.perf_counter()
         client = self.client()
         try:
@@ -120,8 +139,10 @@ class RemoteChatModel(ProviderBound):
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
+        request = self._prepared(messages, tools, stop, temperature, max_tokens,
+                                 response_format)
         started = time.perf_counter()
         client = self.client()
         text: list[str] = []

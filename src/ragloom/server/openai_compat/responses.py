@@ -27,14 +27,6 @@ from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
 from ragloom.server.openai_compat.model_names import accepts
-from ragloom.server.openai_compat.structured import (
-    check_reply,
-    model_options,
-    require_support,
-    responses_text,
-    text_format,
-)
-from ragloom.server.openai_compat.usage import response_usage
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
     chat_messages,
@@ -46,6 +38,14 @@ from ragloom.server.openai_compat.search import (
     SearchRequest,
     run_search,
 )
+from ragloom.server.openai_compat.structured import (
+    check_reply,
+    model_options,
+    require_support,
+    responses_text,
+    text_format,
+)
+from ragloom.server.openai_compat.usage import response_usage
 from ragloom.types import ChatMessage, QueryMatch, Usage
 
 log = logging.getLogger("ragloom.server.openai.responses")

@@ -1,13 +1,19 @@
 """The specifications' own routes, over the same knowledge bases and vector stores.
 
 * ``POST /v1/vector-io/query``: ``vector_db_id``, ``query``, ``params`` (``max_chunks``,
-  ``mode``, ``score_threshold``, ``ranker``) -> ``{"chunks", "scores"}``.
+  ``mode``, ``score_threshold``, ``ranker``, ``score_normalization``) ->
+  ``{"chunks", "scores"}``.
 * ``POST /v1/tool-runtime/rag-tool/insert``: ``documents`` (``document_id``,
   ``content`` as text, content items or a URL, ``mime_type``, ``metadata``),
   ``vector_db_id``, ``chunk_size_in_tokens``.
 * ``POST /v1/tool-runtime/rag-tool/query``: ``content``, ``vector_db_ids``,
   ``query_config`` (``max_chunks``, ``max_tokens_in_context``, ``chunk_template``,
-  ``mode``, ``ranker``, ``query_generator_config``) -> ``{"content", "metadata"}``.
+  ``mode``, ``ranker``, ``query_generator_config``, ``score_threshold``,
+  ``score_normalization``) -> ``{"content", "metadata"}``.
+
+Scores are absolute (docs/retrieval.md, "Scores a threshold can trust"):
+``score_threshold`` means the same for every query; ``score_normalization:
+"per_query"`` brings back the per-query rescaling of hybrid scores.
 
 ``vector_db_id`` names a native knowledge base of the caller, or one of its vector
 stores (``vs_…``).
@@ -71,6 +77,8 @@ class QueryConfig(BaseModel):
     mode: str | None = None
     ranker: dict[str, Any] | None = None
     query_generator_config: dict[str, Any] | None = None
+    score_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    score_normalization: str | None = None
 
 
 class RagQuery(BaseModel):
@@ -126,6 +134,8 @@ def search_options(params: Mapping[str, Any], param: str) -> SearchOptions:
         changes["mode"] = mode
     if params.get("score_threshold") is not None:
         changes["score_threshold"] = float(params["score_threshold"])
+    if params.get("score_normalization") is not None:
+        changes["score_normalization"] = params["score_normalization"]
     ranker = params.get("ranker")
     if isinstance(ranker, str):
         ranker = {"type": ranker}

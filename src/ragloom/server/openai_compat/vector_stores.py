@@ -10,10 +10,10 @@ from fastapi import APIRouter, Depends, Response
 from ragloom.server.openai_compat import chunking, expiry
 from ragloom.server.openai_compat.common import new_id, page, tenant_id
 from ragloom.server.openai_compat.db import dumps
-from ragloom.server.openai_compat.model_names import accepts
 from ragloom.server.openai_compat.errors import bad_request, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
 from ragloom.server.openai_compat.ingest import documents_of
+from ragloom.server.openai_compat.model_names import accepts
 from ragloom.server.openai_compat.search import SearchRequest, page_json, run_search
 from ragloom.server.openai_compat.vector_store_api import (
     BatchCreate,
