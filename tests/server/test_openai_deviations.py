@@ -187,7 +187,6 @@ def test_structured_output_is_refused_by_the_local_model(client: openai.OpenAI) 
 def hosted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str]]:
     """ragloom serving a hosted OpenAI-compatible model (a fake upstream)."""
     from fakeservers import FakeServer, openai_api
-
     from ragloom.models.openai import OpenAIChatModel
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -7,6 +7,7 @@ from typing import Any
 
 from ragloom.errors import InvalidInputError
 from ragloom.models._remote import ProviderBound
+from ragloom.tracing import embeddings_span
 from ragloom.types import Embedding, Vector
 
 
@@ -55,9 +56,11 @@ class RemoteEmbedder(ProviderBound):
 
     def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         out: list[Embedding] = []
-        for start in range(0, len(texts), self.batch_size):
-            out.extend(self._batch(texts[start:start + self.batch_size]))
+        with embeddings_span(self.name, len(texts)):
+            for start in range(0, len(texts), self.batch_size):
+                out.extend(self._batch(texts[start:start + self.batch_size]))
         return out
 
     def embed_query(self, text: str) -> Embedding:
-        return self._batch([text])[0]
+        with embeddings_span(self.name, 1):
+            return self._batch([text])[0]

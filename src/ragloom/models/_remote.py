@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from ragloom.errors import BadResponseError, ConfigurationError, ProviderError
 from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
+from ragloom.tracing import chat_span, record_usage, start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
 
 # What a finished stream hands back: its tool calls, its token counts and finish reason.
@@ -120,13 +121,15 @@ class RemoteChatModel(ProviderBound):
     ) -> ChatResponse:
         request = self._prepared(messages, tools, stop, temperature, max_tokens,
                                  response_format)
-        started = time.perf_counter()
-        client = self.client()
-        try:
-            response = self._create(client, request)
-        except Exception as exc:
-            self._raise(exc)
-        message, usage, finish = self._parse(response)
+        with chat_span(self.name, max_tokens, temperature) as current:
+            started = time.perf_counter()
+            client = self.client()
+            try:
+                response = self._create(client, request)
+            except Exception as exc:
+                self._raise(exc)
+            message, usage, finish = self._parse(response)
+            record_usage(current, usage.input_tokens, usage.output_tokens, finish)
         return ChatResponse(message=message,
                             usage=dataclasses.replace(usage, latency_s=elapsed(started)),
                             model=self.name, finish_reason=finish)
@@ -143,20 +146,26 @@ class RemoteChatModel(ProviderBound):
     ) -> Iterator[ChatDelta]:
         request = self._prepared(messages, tools, stop, temperature, max_tokens,
                                  response_format)
-        started = time.perf_counter()
-        client = self.client()
-        text: list[str] = []
-        events = self._stream_events(client, request)
+        # Not made current: a stream is resumed from other contexts (threads).
+        current = start_chat_span(self.name, max_tokens, temperature)
         try:
-            while True:
-                piece = next(events)
-                text.append(piece)
-                yield ChatDelta(text=piece)
-        except StopIteration as done:
-            finish_stream = done.value
-        except Exception as exc:
-            self._raise(exc)
-        calls, usage, finish = finish_stream()
+            started = time.perf_counter()
+            client = self.client()
+            text: list[str] = []
+            events = self._stream_events(client, request)
+            try:
+                while True:
+                    piece = next(events)
+                    text.append(piece)
+                    yield ChatDelta(text=piece)
+            except StopIteration as done:
+                finish_stream = done.value
+            except Exception as exc:
+                self._raise(exc)
+            calls, usage, finish = finish_stream()
+            record_usage(current, usage.input_tokens, usage.output_tokens, finish)
+        finally:
+            current.end()
         yield ChatDelta(response=ChatResponse(
             message=ChatMessage.assistant("".join(text), calls),
             usage=dataclasses.replace(usage, latency_s=elapsed(started)),

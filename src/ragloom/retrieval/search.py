@@ -38,6 +38,7 @@ from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.overlap import DEFAULT_OVERLAP, HybridOverlap
 from ragloom.retrieval.scores import hybrid_score
 from ragloom.retrieval.threads import single_blas_thread
+from ragloom.tracing import record_matches, record_results, retrieval_span
 from ragloom.types import QueryMatch, VectorMatch
 
 #: Longest query accepted, in characters; longer ones are almost surely a mistake.
@@ -123,9 +124,15 @@ def search(
     ranking) beside its keyword ranking
     (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`).
     """
-    with single_blas_thread():
-        return _search(store, embedder, query, options or SearchOptions(), knowledge_base,
-                       overlap or DEFAULT_OVERLAP)
+    options = options or SearchOptions()
+    with retrieval_span(knowledge_base or store_name(store), options.top_k,
+                        options.mode) as current, single_blas_thread():
+        result = _search(store, embedder, query, options, knowledge_base,
+                         overlap or DEFAULT_OVERLAP)
+        if record_results():
+            record_matches(current, [m.chunk.document_id for m in result.matches],
+                           [m.score for m in result.matches])
+        return result
 
 
 def _search(
