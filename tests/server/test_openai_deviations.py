@@ -222,3 +222,32 @@ def test_structured_output_passes_through_to_a_hosted_model(hosted: tuple[Any, s
         client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "Cy"}],
             response_format=SCHEMA_FORMAT)  # type: ignore[arg-type]
+
+
+def test_structured_output_from_files_is_kept_verbatim(hosted: tuple[Any, str]) -> None:
+    """JSON is not read for citation markers: ``[1]`` in it stays, no annotations."""
+    from fakeservers import Reply
+
+    upstream, base = hosted
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key="key-h", max_retries=0)
+    vs = client.vector_stores.create(name="facts")
+    fid = client.files.create(file=("a.txt", b"Ann is 31 years old."), purpose="assistants").id
+    client.vector_stores.files.create_and_poll(vector_store_id=vs.id, file_id=fid,
+                                               poll_interval_ms=20)
+    ids = {"type": "object", "properties": {"ids": {"type": "array",
+                                                    "items": {"type": "integer"}}},
+           "required": ["ids"]}
+    fmt = {"format": {"type": "json_schema", "name": "ids", "schema": ids}}
+    tools = [{"type": "file_search", "vector_store_ids": [vs.id]}]
+    upstream.replies.append(Reply(text='{"ids": [1]}'))
+    response = client.responses.create(model="gpt-4o-mini", input="Ann's age?",
+                                       tools=tools, text=fmt)  # type: ignore[arg-type]
+    assert response.output_text == '{"ids": [1]}'
+    message = [item for item in response.output if item.type == "message"][0]
+    assert message.content[0].annotations == []  # type: ignore[union-attr]
+    upstream.replies.append(Reply(text='{"ids": [1, 2]}'))
+    events = list(client.responses.create(model="gpt-4o-mini", input="Ann's age?",
+                                          tools=tools, text=fmt, stream=True))  # type: ignore[arg-type]
+    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    done = [e for e in events if e.type == "response.completed"][0]
+    assert json.loads(deltas) == {"ids": [1, 2]} == json.loads(done.response.output_text)

@@ -210,7 +210,9 @@ class ResponsesEngine:
         response = model.chat(plan.messages, max_tokens=self._max_tokens(plan),
                               temperature=plan.request.temperature, **model_options(fmt))
         check_reply(response.text, fmt)
-        text, annotations = cite(response.text, plan.passages)
+        # Structured output is kept byte for byte: no markers are read out of JSON.
+        text, annotations = ((response.text, []) if fmt is not None
+                             else cite(response.text, plan.passages))
         body = self.body(plan, status="completed", text=text, annotations=annotations,
                          usage=response.usage)
         self.save(plan, body, text)
@@ -237,7 +239,9 @@ class ResponsesEngine:
                "item": {**self.message_item(plan, "", [], "in_progress"), "content": []}}
         yield {"type": "response.content_part.added", **ref,
                "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}
-        stripper = MarkerStripper(plan.passages)
+        structured = text_format(plan.request.text) is not None
+        stripper: MarkerStripper | _Verbatim = (_Verbatim() if structured
+                                                else MarkerStripper(plan.passages))
         usage = Usage()
         try:
             for delta in self._model(plan.request.model).stream(
@@ -262,7 +266,8 @@ class ResponsesEngine:
         rest = stripper.finish()
         if rest:
             yield {"type": "response.output_text.delta", **ref, "delta": rest, "logprobs": []}
-        text, annotations = cite(stripper.raw, plan.passages)
+        text, annotations = (stripper.raw, []) if structured else cite(stripper.raw,
+                                                                        plan.passages)
         for number, annotation in enumerate(annotations):
             yield {"type": "response.output_text.annotation.added", **ref,
                    "annotation_index": number, "annotation": annotation}
@@ -276,3 +281,17 @@ class ResponsesEngine:
                          usage=usage)
         self.save(plan, body, text)
         yield {"type": "response.completed", "response": body}
+
+
+class _Verbatim:
+    """A stream passed on as it comes (structured output has no citation markers)."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+
+    def feed(self, delta: str) -> str:
+        self.raw += delta
+        return delta
+
+    def finish(self) -> str:
+        return ""
