@@ -243,11 +243,11 @@ def test_structured_output_from_files_is_kept_verbatim(hosted: tuple[Any, str]) 
     response = client.responses.create(model="gpt-4o-mini", input="Ann's age?",
                                        tools=tools, text=fmt)  # type: ignore[arg-type]
     assert response.output_text == '{"ids": [1]}'
-    message = [item for item in response.output if item.type == "message"][0]
+    message = next(item for item in response.output if item.type == "message")
     assert message.content[0].annotations == []  # type: ignore[union-attr]
     upstream.replies.append(Reply(text='{"ids": [1, 2]}'))
     events = list(client.responses.create(model="gpt-4o-mini", input="Ann's age?",
                                           tools=tools, text=fmt, stream=True))  # type: ignore[arg-type]
     deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
-    done = [e for e in events if e.type == "response.completed"][0]
+    done = next(e for e in events if e.type == "response.completed")
     assert json.loads(deltas) == {"ids": [1, 2]} == json.loads(done.response.output_text)
