@@ -187,11 +187,16 @@ def test_structured_output_is_refused_by_the_local_model(client: openai.OpenAI) 
 def hosted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str]]:
     """ragloom serving a hosted OpenAI-compatible model (a fake upstream)."""
     from fakeservers import FakeServer, openai_api
-    from ragloom.models.openai import OpenAIChatModel
+    from ragloom.config import build_model, load_settings
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeServer(openai_api.app) as upstream:
-        model = OpenAIChatModel("gpt-4o-mini", base_url=f"{upstream.url}/v1")
+        # Built as ragloom serve builds it: retries and a rate limit around the model.
+        (tmp_path / "ragloom.toml").write_text(
+            f'llm = "openai:gpt-4o-mini"\n[providers.openai]\nbase_url = '
+            f'"{upstream.url}/v1"\nrequests_per_minute = 6000\n')
+        model = build_model(load_settings(cwd=tmp_path, env={}, user_config=tmp_path / "u"))
+        assert model is not None and type(model).__name__ == "RetryingModel"
         with serve(make_app(tmp_path, HashingEmbedder(16), model)) as base:
             yield upstream, base
 
