@@ -84,6 +84,7 @@ def test_the_served_embedder_answers_to_its_upstream_name(client: openai.OpenAI)
     for name in (UPSTREAM, "local:all-MiniLM-L6-v2", "all-minilm-l6-v2", "local:minilm"):
         result = client.embeddings.create(model=name, input="hello")
         assert len(result.data[0].embedding) == 32
+    assert client.models.retrieve(UPSTREAM).id == "local:all-MiniLM-L6-v2"
     vs = client.vector_stores.create(name="named", extra_body={"embedding_model": UPSTREAM})
     assert vs.id.startswith("vs_")
     with pytest.raises(openai.BadRequestError, match="not served here"):

@@ -263,7 +263,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     @router.get("/models/{model_id:path}", summary="One model")
     def get_model(model_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
         for model in models():
-            if model["id"] == model_id:
+            if accepts(model["id"], model_id):
                 return model
         raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",
                           code="model_not_found")
