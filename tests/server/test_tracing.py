@@ -6,6 +6,7 @@ an incoming ``traceparent`` is their parent. Off, nothing is made."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,18 @@ def by_name(spans: Any, prefix: str) -> list[Any]:
     return [s for s in spans if s.name.startswith(prefix)]
 
 
+def spans_once(exporter: InMemorySpanExporter, server_span: str) -> Any:
+    """The finished spans once the server span has ended: it ends after the last byte
+    is sent, which the client may have read a moment before."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        spans = exporter.get_finished_spans()
+        if any(s.name == server_span for s in spans):
+            return spans
+        time.sleep(0.01)
+    return exporter.get_finished_spans()
+
+
 def test_one_responses_call_is_one_linked_trace(exporter: InMemorySpanExporter,
                                                 served: tuple[Any, str]) -> None:
     _, base = served
@@ -79,7 +92,7 @@ def test_one_responses_call_is_one_linked_trace(exporter: InMemorySpanExporter,
         tools=[{"type": "file_search", "vector_store_ids": [vs.id], "max_num_results": 3}],
         extra_headers={"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"})
     assert response.status == "completed"
-    spans = exporter.get_finished_spans()
+    spans = spans_once(exporter, "POST /v1/responses")
     (server,) = [s for s in spans if s.name == "POST /v1/responses"]
     retrievals = by_name(spans, "retrieval ")
     embeddings = by_name(spans, "embeddings ")
@@ -126,7 +139,7 @@ def test_a_streamed_chat_gets_its_span_too(exporter: InMemorySpanExporter,
         model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], stream=True)
         if c.choices)
     assert text
-    spans = exporter.get_finished_spans()
+    spans = spans_once(exporter, "POST /v1/chat/completions")
     (chat,) = by_name(spans, "chat ")
     (server,) = [s for s in spans if s.name == "POST /v1/chat/completions"]
     assert chat.context.trace_id == server.context.trace_id
