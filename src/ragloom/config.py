@@ -31,6 +31,11 @@ A ``ragloom.toml``::
     memory_size = 10           # messages of a --session that reach the model
     grounding = "strict"       # strict, check or off (see docs/answers.md)
 
+    [server]                   # `ragloom serve`
+    otel = true                # OpenTelemetry traces (extra otel; see ragloom.tracing)
+    otel_exporter = "auto"     # auto (OTLP when installed), otlp, console, none
+    otel_record_results = false  # document ids and scores on retrieval spans
+
     [providers.openai]
     base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
     timeout = 30                            # seconds
@@ -113,6 +118,7 @@ class Settings:
     chunking: Mapping[str, Any] = field(default_factory=dict)
     retrieval: Mapping[str, Any] = field(default_factory=dict)
     generation: Mapping[str, Any] = field(default_factory=dict)
+    server: Mapping[str, Any] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
 
     def provider(self, name: str) -> ProviderOptions:
@@ -127,6 +133,7 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",
                              "temperature", "max_answer_tokens", "memory_size",
                              "history_tokens", "max_infer_iters", "grounding"}),
+    "server": frozenset({"otel", "otel_exporter", "otel_record_results"}),
 }
 _TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
              *SECTION_KEYS}

@@ -19,6 +19,7 @@ EMBEDDERS: dict[str, str] = {
     "hf": "ragloom.embeddings.local",
     "openai": "ragloom.embeddings.openai",
     "ollama": "ragloom.embeddings.ollama",
+    "gemini": "ragloom.embeddings.gemini",
     "fake": "ragloom.testing.fakes",
 }
 

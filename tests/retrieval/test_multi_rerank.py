@@ -29,7 +29,9 @@ def test_search_many_labels_each_match_with_its_knowledge_base(ranker: str) -> N
     embedder = HashingEmbedder(32)
     papers = kb(["gene therapy trial", "virus genome", "brain imaging"], embedder, "p")
     notes = kb(["gene notes", "lunch menu", "gene gene gene"], embedder, "n")
-    options = SearchOptions(top_k=10, ranker=ranker)  # type: ignore[arg-type]
+    # Per-query scores follow the fused order; absolute ones need not (see test_scores).
+    options = SearchOptions(top_k=10, ranker=ranker,  # type: ignore[arg-type]
+                            score_normalization="per_query")
     result = search_many([("papers", papers, embedder), ("notes", notes, embedder)], "gene",
                          options)
     by_kb = {m.knowledge_base for m in result.matches}
@@ -48,7 +50,13 @@ def test_search_many_keeps_the_same_chunk_from_two_knowledge_bases_apart() -> No
     result = search_many([("one", one, embedder), ("two", two, embedder)], "gene",
                          SearchOptions(mode="keyword", ranker="rrf"))
     assert sorted(m.knowledge_base for m in result.matches) == ["one", "two"]
-    assert result.matches[0].score == pytest.approx(1.0)
+    # Each keeps its own keyword score (the same text, the same score)...
+    assert result.matches[0].score == result.matches[1].score < 1.0
+    # ...where per-query RRF rescales the best to 1.
+    rescaled = search_many([("one", one, embedder), ("two", two, embedder)], "gene",
+                           SearchOptions(mode="keyword", ranker="rrf",
+                                         score_normalization="per_query"))
+    assert rescaled.matches[0].score == pytest.approx(1.0)
 
 
 def test_search_many_refuses_no_targets_duplicates_and_empty_queries() -> None:

@@ -114,7 +114,15 @@ def test_score_contract_in_every_mode(store: Any, mode: str, ranker: str) -> Non
         assert result.matches, f"{mode} found nothing for {query!r}"
         scores = [m.score for m in result.matches]
         assert all(0.0 <= s <= 1.0 for s in scores)
-        assert scores == sorted(scores, reverse=True)
+        if mode != "hybrid":
+            assert scores == sorted(scores, reverse=True)
+        else:  # absolute scores, in the fused order of the per-query ones
+            per_query = search(store, embedder, query,
+                               options.with_(score_normalization="per_query"))
+            assert [m.chunk.id for m in per_query.matches] == [m.chunk.id for m in
+                                                               result.matches]
+            fused = [m.score for m in per_query.matches]
+            assert fused == sorted(fused, reverse=True)
         assert len({m.chunk.id for m in result.matches}) == len(result.matches)
         assert all(m.knowledge_base == "kb" for m in result.matches)
         assert not result.degraded
@@ -128,13 +136,15 @@ def test_threshold_and_top_k_mean_the_same_everywhere(store: Any, mode: str) -> 
     kept = search(store, embedder, "gene virus",
                   SearchOptions(mode=mode, top_k=50, score_threshold=cut)).matches  # type: ignore[arg-type]
     if mode == "hybrid":
-        # In hybrid the threshold applies to each side before fusion: exactly the chunks
-        # that vector or keyword search with that threshold returns are fused.
+        # Per query, the threshold applies to each side before fusion: exactly the
+        # chunks that vector or keyword search with that threshold returns are fused.
+        per_query = search(store, embedder, "gene virus", SearchOptions(
+            mode="hybrid", top_k=50, score_threshold=cut,
+            score_normalization="per_query")).matches
         sides = {m.chunk.id for side in ("vector", "keyword") for m in search(
             store, embedder, "gene virus",
             SearchOptions(mode=side, top_k=100, score_threshold=cut)).matches}  # type: ignore[arg-type]
-        assert kept and {m.chunk.id for m in kept} == sides
-        return
+        assert per_query and {m.chunk.id for m in per_query} == sides
     assert kept and all(m.score >= cut for m in kept)
     assert [m.chunk.id for m in kept] == [m.chunk.id for m in everything.matches
                                           if m.score >= cut]

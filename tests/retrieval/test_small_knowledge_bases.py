@@ -75,8 +75,12 @@ def test_the_price_question_ranks_the_price_file_first(two_files: Any, ranker: s
     vector = search(two_files, EMBEDDER, QUESTION, SearchOptions(mode="vector")).matches
     assert vector[0].chunk.text == HOURS  # the vector side alone gets it wrong
     hybrid = search(two_files, EMBEDDER, QUESTION,
-                    SearchOptions(mode="hybrid", ranker=ranker)).matches  # type: ignore[arg-type]
+                    SearchOptions(mode="hybrid", ranker=ranker,  # type: ignore[arg-type]
+                                  score_normalization="per_query")).matches
     assert [m.chunk.text for m in hybrid] == [PRICES, HOURS]
+    absolute = search(two_files, EMBEDDER, QUESTION,
+                      SearchOptions(mode="hybrid", ranker=ranker)).matches  # type: ignore[arg-type]
+    assert [m.chunk.text for m in absolute] == [PRICES, HOURS]  # the same ranking
     if ranker == "weighted":
         assert hybrid[0].score - hybrid[1].score > 0.2
     else:  # ranks 1+2 against 2+1: a tie, broken by the stated rule (input scores)
@@ -85,11 +89,20 @@ def test_the_price_question_ranks_the_price_file_first(two_files: Any, ranker: s
 
 def test_a_threshold_above_alpha_still_finds_vector_matches(two_files: Any) -> None:
     # No keyword in the query matches: the vector side alone decides, its best is 1.
-    options = SearchOptions(mode="hybrid", score_threshold=0.8, alpha=0.5)
+    options = SearchOptions(mode="hybrid", score_threshold=0.8, alpha=0.5,
+                            score_normalization="per_query")
     EMBEDDER.vectors["zzz qqq"] = [0.69, 0.72]
     kept = search(two_files, EMBEDDER, "zzz qqq", options).matches
     assert [m.chunk.text for m in kept] == [HOURS, PRICES]
     assert kept[0].score == pytest.approx(1.0)
+    # Absolute: no keyword matches, so each chunk scores what vector search gives it.
+    vector = {m.chunk.text: m.score for m in search(
+        two_files, EMBEDDER, "zzz qqq", SearchOptions(mode="vector")).matches}
+    absolute = search(two_files, EMBEDDER, "zzz qqq", SearchOptions(mode="hybrid")).matches
+    assert {m.chunk.text: m.score for m in absolute} == pytest.approx(vector)
+    assert [m.chunk.text for m in search(two_files, EMBEDDER, "zzz qqq", SearchOptions(
+        mode="hybrid", score_threshold=0.8)).matches] == [m.chunk.text for m in absolute
+                                                          if vector[m.chunk.text] >= 0.8]
 
 
 def test_single_chunk_and_empty_results(tmp_path: Path) -> None:
@@ -100,6 +113,11 @@ def test_single_chunk_and_empty_results(tmp_path: Path) -> None:
     EMBEDDER.vectors["nothing here"] = [-1.0, 0.0]
     # The only vector match is as far as a vector can be: no evidence, nothing found
     # above a threshold, however high a lone min-max would have lifted it.
+    assert search(store, EMBEDDER, "nothing here", SearchOptions(
+        score_threshold=0.1, score_normalization="per_query")).matches == []
+    # Its absolute score is its vector score (no keyword matches): 0 for cosine -1.
+    far = search(store, EMBEDDER, "nothing here", SearchOptions()).matches
+    assert [m.score for m in far] == [pytest.approx(0.0)]
     assert search(store, EMBEDDER, "nothing here",
                   SearchOptions(score_threshold=0.1)).matches == []
     store.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragloom.errors import MissingDependencyError
 
-__all__ = ["EncodingCounter", "encoding_name_for", "token_counter_for"]
+__all__ = ["EncodingCounter", "encoding_for", "encoding_name_for", "token_counter_for"]
 
 log = logging.getLogger(__name__)
 DEFAULT_ENCODING = "cl100k_base"
@@ -71,6 +71,12 @@ def _load(name: str) -> EncodingCounter:
     log.debug("no tokenizer for %s: %s", name, "; ".join(errors))
     raise MissingDependencyError("tiktoken", "openai",
                                  f"counting {name} tokens ({'; '.join(errors)})")
+
+
+def encoding_for(name: str) -> Any:
+    """The encoding object named ``name`` (``encode``, ``decode``, ``n_vocab``), read
+    offline as the counters read it; MissingDependencyError when neither package has it."""
+    return _load(name)._encoding
 
 
 def token_counter_for(embedder_name: str) -> EncodingCounter | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -54,6 +54,13 @@ def serve_command(
         "--search-threads", min=1, help="Threads for searches and other CPU work.")] = 8,
     model_threads: Annotated[int, typer.Option(
         "--model-threads", min=1, help="Threads for language model calls.")] = 2,
+    otel: Annotated[bool | None, typer.Option(
+        "--otel/--no-otel", help="OpenTelemetry traces (extra otel): OTLP when "
+        "opentelemetry-exporter-otlp is installed [default: [server] otel, or on when "
+        "OTEL_* variables ask]", show_default=False)] = None,
+    otel_exporter: Annotated[str | None, typer.Option(
+        "--otel-exporter", help="auto, otlp, console or none [default: [server] "
+        "otel_exporter or auto]", show_default=False)] = None,
     job_lease: Annotated[float, typer.Option(
         "--job-lease", min=0.5, help="With --db postgresql://...: seconds a replica's claim "
         "on an ingestion job holds without its heartbeat (then another replica takes it).")
@@ -89,7 +96,8 @@ def serve_command(
             log_format=log_format,  # type: ignore[arg-type]
             log_level=log_level, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
             rate_limit=rate_limit, insecure_no_auth=insecure_no_auth,
-            search_threads=search_threads, model_threads=model_threads)
+            search_threads=search_threads, model_threads=model_threads,
+            **_otel_settings(resolved.server, otel, otel_exporter))
         if not is_loopback(host) and not insecure_no_auth:
             database = ServerDatabase(settings.server_database)
             try:
@@ -104,3 +112,10 @@ def serve_command(
         app = create_app(settings)
         uvicorn.run(app, host=host, port=port, log_config=None, access_log=False,
                     timeout_graceful_shutdown=5)
+
+
+def _otel_settings(server: Any, otel: bool | None, exporter: str | None) -> dict[str, Any]:
+    """Tracing settings: flags over ``[server]`` in ragloom.toml."""
+    return {"otel": bool(server.get("otel", False) if otel is None else otel),
+            "otel_exporter": str(exporter or server.get("otel_exporter", "auto")),
+            "otel_record_results": bool(server.get("otel_record_results", False))}

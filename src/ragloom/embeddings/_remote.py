@@ -1,4 +1,5 @@
-"""Batching and dimension probing shared by the remote embedders (OpenAI, Ollama)."""
+"""Batching and dimension probing shared by the remote embedders (OpenAI, Ollama,
+Gemini)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from ragloom.errors import InvalidInputError
 from ragloom.models._remote import ProviderBound
+from ragloom.tracing import embeddings_span
 from ragloom.types import Embedding, Vector
 
 
@@ -30,6 +32,10 @@ class RemoteEmbedder(ProviderBound):
         """One request for ``texts``; SDK exceptions are already mapped."""
         raise NotImplementedError
 
+    def _embed_for(self, texts: list[str], query: bool) -> Any:
+        """``_embed``, told whether the texts are a query (asymmetric APIs use it)."""
+        return self._embed(texts)
+
     def _rows(self, response: Any) -> Iterable[Any]:
         """The vectors' values in input order; may raise AttributeError/TypeError."""
         raise NotImplementedError
@@ -41,8 +47,8 @@ class RemoteEmbedder(ProviderBound):
         assert self._dimension is not None
         return self._dimension
 
-    def _batch(self, texts: Sequence[str]) -> list[Vector]:
-        response = self._embed(list(texts))
+    def _batch(self, texts: Sequence[str], query: bool = False) -> list[Vector]:
+        response = self._embed_for(list(texts), query)
         try:
             vectors = [Vector(values) for values in self._rows(response)]
         except (AttributeError, TypeError, ValueError) as exc:
@@ -55,9 +61,11 @@ class RemoteEmbedder(ProviderBound):
 
     def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         out: list[Embedding] = []
-        for start in range(0, len(texts), self.batch_size):
-            out.extend(self._batch(texts[start:start + self.batch_size]))
+        with embeddings_span(self.name, len(texts)):
+            for start in range(0, len(texts), self.batch_size):
+                out.extend(self._batch(texts[start:start + self.batch_size]))
         return out
 
     def embed_query(self, text: str) -> Embedding:
-        return self._batch([text])[0]
+        with embeddings_span(self.name, 1):
+            return self._batch([text], query=True)[0]

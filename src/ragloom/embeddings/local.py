@@ -42,6 +42,7 @@ import numpy as np
 from ragloom._threads import available_cores, quiet_loading, torch_threads
 from ragloom.embeddings.token_spans import word_token_spans
 from ragloom.errors import ConfigurationError, MissingDependencyError
+from ragloom.tracing import embeddings_span
 from ragloom.types import Embedding, Vector
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -246,6 +247,10 @@ class SentenceTransformerEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         if not texts:
             return []
+        with embeddings_span(self._name, len(texts)):
+            return self._embed_documents(texts)
+
+    def _embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         fast = self._onnx_embedder()
         if fast is not None:
             return list(fast.embed_documents(texts))
@@ -262,6 +267,10 @@ class SentenceTransformerEmbedder:
         return [vector for vector in vectors if vector is not None]
 
     def embed_query(self, text: str) -> Embedding:
+        with embeddings_span(self._name, 1):
+            return self._embed_query(text)
+
+    def _embed_query(self, text: str) -> Embedding:
         fast = self._onnx_embedder()
         if fast is not None:
             result: Embedding = fast.embed_query(text)

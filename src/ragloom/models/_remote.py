@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ragloom.errors import BadResponseError, ProviderError
+from ragloom.errors import BadResponseError, ConfigurationError, ProviderError
 from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
+from ragloom.tracing import chat_span, record_usage, start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
 
 # What a finished stream hands back: its tool calls, its token counts and finish reason.
@@ -55,6 +56,9 @@ class RemoteChatModel(ProviderBound):
     ``_parse`` and ``_stream_events``."""
 
     base_url: str | None
+    #: Whether ``response_format`` (OpenAI's json_object / json_schema shape) can be
+    #: handed to this vendor's API (see ``_format``).
+    supports_response_format: bool = False
 
     def __init__(self, model: str, *, provider: str, timeout: float) -> None:
         self.model = model
@@ -80,6 +84,20 @@ class RemoteChatModel(ProviderBound):
     ) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _format(self, request: dict[str, Any], response_format: Mapping[str, Any]) -> None:
+        """Put OpenAI's ``response_format`` into a request in the vendor's terms."""
+        raise ConfigurationError(f"{self.name} cannot honour response_format "
+                                 f"{response_format.get('type')!r}")
+
+    def _prepared(self, messages: str | Sequence[ChatMessage], tools: Sequence[Tool],
+                  stop: Sequence[str] | None, temperature: float | None,
+                  max_tokens: int | None, response_format: Mapping[str, Any] | None
+                  ) -> dict[str, Any]:
+        request = self._request(messages, tools, stop, temperature, max_tokens)
+        if response_format and response_format.get("type") != "text":
+            self._format(request, response_format)
+        return request
+
     def _create(self, client: Any, request: dict[str, Any]) -> Any:
         """Send one non-streaming request; SDK exceptions are mapped by the caller."""
         raise NotImplementedError
@@ -99,15 +117,19 @@ class RemoteChatModel(ProviderBound):
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
-        try:
-            response = self._create(client, request)
-        except Exception as exc:
-            self._raise(exc)
-        message, usage, finish = self._parse(response)
+        request = self._prepared(messages, tools, stop, temperature, max_tokens,
+                                 response_format)
+        with chat_span(self.name, max_tokens, temperature) as current:
+            started = time.perf_counter()
+            client = self.client()
+            try:
+                response = self._create(client, request)
+            except Exception as exc:
+                self._raise(exc)
+            message, usage, finish = self._parse(response)
+            record_usage(current, usage.input_tokens, usage.output_tokens, finish)
         return ChatResponse(message=message,
                             usage=dataclasses.replace(usage, latency_s=elapsed(started)),
                             model=self.name, finish_reason=finish)
@@ -120,22 +142,30 @@ class RemoteChatModel(ProviderBound):
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> Iterator[ChatDelta]:
-        request = self._request(messages, tools, stop, temperature, max_tokens)
-        started = time.perf_counter()
-        client = self.client()
-        text: list[str] = []
-        events = self._stream_events(client, request)
+        request = self._prepared(messages, tools, stop, temperature, max_tokens,
+                                 response_format)
+        # Not made current: a stream is resumed from other contexts (threads).
+        current = start_chat_span(self.name, max_tokens, temperature)
         try:
-            while True:
-                piece = next(events)
-                text.append(piece)
-                yield ChatDelta(text=piece)
-        except StopIteration as done:
-            finish_stream = done.value
-        except Exception as exc:
-            self._raise(exc)
-        calls, usage, finish = finish_stream()
+            started = time.perf_counter()
+            client = self.client()
+            text: list[str] = []
+            events = self._stream_events(client, request)
+            try:
+                while True:
+                    piece = next(events)
+                    text.append(piece)
+                    yield ChatDelta(text=piece)
+            except StopIteration as done:
+                finish_stream = done.value
+            except Exception as exc:
+                self._raise(exc)
+            calls, usage, finish = finish_stream()
+            record_usage(current, usage.input_tokens, usage.output_tokens, finish)
+        finally:
+            current.end()
         yield ChatDelta(response=ChatResponse(
             message=ChatMessage.assistant("".join(text), calls),
             usage=dataclasses.replace(usage, latency_s=elapsed(started)),

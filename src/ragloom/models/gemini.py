@@ -7,7 +7,7 @@ option (or ``GEMINI_BASE_URL``) points at a proxy or a test server. Needs the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragloom._optional import require
@@ -166,6 +166,15 @@ class GeminiChatModel(RemoteChatModel):
         if max_tokens is not None:
             config["max_output_tokens"] = max_tokens
         return {"model": self.model, "contents": conversation, "config": config}
+
+    supports_response_format = True
+
+    def _format(self, request: dict[str, Any], response_format: Mapping[str, Any]) -> None:
+        config = request["config"]
+        config["response_mime_type"] = "application/json"
+        spec = response_format.get("json_schema")
+        if isinstance(spec, Mapping):
+            config["response_json_schema"] = dict(spec.get("schema", {}))
 
     def _parts(self, response: Any) -> tuple[str, list[ToolCall], str]:
         candidates = getattr(response, "candidates", None) or []

@@ -40,6 +40,8 @@ from ragloom.model_cache import MARKER, build_cached, default_cache_dir
 from ragloom.models.chat_template import TemplateMessage, fit_prompt, template_messages
 from ragloom.models.numpy_chat import NumpyChat, numpy_suits
 from ragloom.protocols import as_messages
+from ragloom.tracing import enabled as tracing_enabled
+from ragloom.tracing import record_usage, start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
 
 SMOLLM2_NAME = "smollm2"
@@ -181,6 +183,18 @@ class LocalChatModel:
         The deltas concatenate to the response's text. Text from a stop string on
         is never yielded.
         """
+        deltas = self._stream(messages, stop, temperature, max_tokens)
+        if not tracing_enabled():
+            return deltas
+        return _traced(deltas, start_chat_span(self.name, max_tokens, temperature))
+
+    def _stream(
+        self,
+        messages: str | Sequence[ChatMessage],
+        stop: Sequence[str] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> Iterator[ChatDelta]:
         started = time.perf_counter()
         new_tokens = self._max_tokens if max_tokens is None else max_tokens
         if new_tokens < 1:
@@ -473,6 +487,19 @@ def _convert(gguf: Path, out: Path) -> None:
     record = {"gguf": str(gguf), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
               "transformers": str(transformers.__version__)}
     (out / _CACHE_MARKER).write_text(json.dumps(record, indent=2), encoding="utf-8")
+
+
+def _traced(deltas: Iterator[ChatDelta], current: Any) -> Iterator[ChatDelta]:
+    """``deltas`` with a chat span around them, holding the final token counts."""
+    try:
+        for delta in deltas:
+            if delta.response is not None:
+                usage = delta.response.usage
+                record_usage(current, usage.input_tokens, usage.output_tokens,
+                             delta.response.finish_reason)
+            yield delta
+    finally:
+        current.end()
 
 
 def create_model(model: str, *, provider: str, **options: Any) -> LocalChatModel:

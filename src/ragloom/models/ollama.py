@@ -6,7 +6,7 @@ The server comes from the ``host`` option or ``OLLAMA_HOST`` (default
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragloom._optional import require
@@ -146,6 +146,14 @@ class OllamaChatModel(OllamaClientMixin, RemoteChatModel):
         if self.keep_alive is not None:
             request["keep_alive"] = self.keep_alive
         return request
+
+    supports_response_format = True
+
+    def _format(self, request: dict[str, Any], response_format: Mapping[str, Any]) -> None:
+        # Ollama's "format": "json", or a JSON schema it decodes under.
+        spec = response_format.get("json_schema")
+        request["format"] = (dict(spec.get("schema", {})) if isinstance(spec, Mapping)
+                             else "json")
 
     def _calls(self, message: Any, start: int = 0) -> list[ToolCall]:
         return [

@@ -9,7 +9,7 @@ need none. Needs the ``openai`` extra.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragloom._optional import require
@@ -145,6 +145,11 @@ class OpenAIChatModel(RemoteChatModel):
         return request
 
     # ------------------------------------------------------------------ vendor hooks
+
+    supports_response_format = True
+
+    def _format(self, request: dict[str, Any], response_format: Mapping[str, Any]) -> None:
+        request["response_format"] = dict(response_format)
 
     def _create(self, client: Any, request: dict[str, Any]) -> Any:
         return client.chat.completions.create(**request)

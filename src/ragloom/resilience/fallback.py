@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from ragloom.errors import InvalidInputError, ProviderError
 from ragloom.protocols import ModelProvider
+from ragloom.resilience.retry import formatted
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool
 
 
@@ -27,6 +29,11 @@ class FallbackChain:
     def name(self) -> str:
         return self.models[0].name
 
+    @property
+    def supports_response_format(self) -> bool:
+        """Structured output only when every model in the chain can honour it."""
+        return all(getattr(m, "supports_response_format", False) for m in self.models)
+
     def _exhausted(self, errors: list[ProviderError]) -> ProviderError:
         summary = "; ".join(str(e) for e in errors)
         return ProviderError(f"all {len(errors)} models failed: {summary}",
@@ -40,12 +47,13 @@ class FallbackChain:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
         errors: list[ProviderError] = []
         for model in self.models:
             try:
                 return model.chat(messages, tools=tools, stop=stop, temperature=temperature,
-                                  max_tokens=max_tokens)
+                                  max_tokens=max_tokens, **formatted(response_format))
             except ProviderError as exc:
                 errors.append(exc)
                 self.failures.append(exc)
@@ -59,11 +67,12 @@ class FallbackChain:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> Iterator[ChatDelta]:
         errors: list[ProviderError] = []
         for model in self.models:
             iterator = model.stream(messages, tools=tools, stop=stop, temperature=temperature,
-                                    max_tokens=max_tokens)
+                                    max_tokens=max_tokens, **formatted(response_format))
             try:
                 first = next(iterator)
             except StopIteration:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ragloom.errors import InvalidInputError
 from ragloom.protocols import EmbeddingProvider, ModelProvider, as_messages
-from ragloom.resilience.retry import is_embedder, is_model
+from ragloom.resilience.retry import formatted, is_embedder, is_model
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Embedding, Tool
 
 Clock = Callable[[], float]
@@ -99,6 +100,11 @@ class RateLimitedModel:
     def name(self) -> str:
         return self.inner.name
 
+    @property
+    def supports_response_format(self) -> bool:
+        """Whether the wrapped model takes ``response_format`` (structured output)."""
+        return bool(getattr(self.inner, "supports_response_format", False))
+
     @staticmethod
     def _estimate(messages: str | Sequence[ChatMessage], max_tokens: int | None) -> int:
         text = sum(estimate_tokens(m.content) for m in as_messages(messages))
@@ -112,11 +118,13 @@ class RateLimitedModel:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
         estimate = self._estimate(messages, max_tokens)
         self._limits.before(estimate)
         response = self.inner.chat(messages, tools=tools, stop=stop, temperature=temperature,
-                                   max_tokens=max_tokens)
+                                   max_tokens=max_tokens,
+            **formatted(response_format))
         self._limits.after(estimate, response.usage.input_tokens + response.usage.output_tokens)
         return response
 
@@ -128,11 +136,13 @@ class RateLimitedModel:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> Iterator[ChatDelta]:
         estimate = self._estimate(messages, max_tokens)
         self._limits.before(estimate)
         for delta in self.inner.stream(messages, tools=tools, stop=stop,
-                                       temperature=temperature, max_tokens=max_tokens):
+                                       temperature=temperature, max_tokens=max_tokens,
+            **formatted(response_format)):
             if delta.response is not None:
                 usage = delta.response.usage
                 self._limits.after(estimate, usage.input_tokens + usage.output_tokens)
@@ -182,3 +192,4 @@ def RateLimited(
                                    tokens_per_minute=tokens_per_minute, clock=clock, sleep=sleep)
     raise InvalidInputError(f"cannot rate-limit {type(provider).__name__}: it is neither a "
                             "chat model nor an embedder")
+

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random as _random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from ragloom.errors import InvalidInputError, ProviderError, RateLimitError
 from ragloom.protocols import EmbeddingProvider, ModelProvider
@@ -119,6 +119,11 @@ class RetryingModel:
         return self.inner.name
 
     @property
+    def supports_response_format(self) -> bool:
+        """Whether the wrapped model takes ``response_format`` (structured output)."""
+        return bool(getattr(self.inner, "supports_response_format", False))
+
+    @property
     def retries(self) -> int:
         """Retries made so far (for logs and tests)."""
         return self._retrier.retries
@@ -131,9 +136,11 @@ class RetryingModel:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
         return self._retrier.call(lambda: self.inner.chat(
-            messages, tools=tools, stop=stop, temperature=temperature, max_tokens=max_tokens))
+            messages, tools=tools, stop=stop, temperature=temperature, max_tokens=max_tokens,
+            **formatted(response_format)))
 
     def stream(
         self,
@@ -143,9 +150,11 @@ class RetryingModel:
         stop: Sequence[str] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> Iterator[ChatDelta]:
         return self._retrier.stream(lambda: self.inner.stream(
-            messages, tools=tools, stop=stop, temperature=temperature, max_tokens=max_tokens))
+            messages, tools=tools, stop=stop, temperature=temperature, max_tokens=max_tokens,
+            **formatted(response_format)))
 
 
 class RetryingEmbedder:
@@ -202,3 +211,9 @@ def Retrying(
         return RetryingEmbedder(provider, policy=policy, sleep=sleep, random=random)
     raise InvalidInputError(f"cannot retry {type(provider).__name__}: it is neither a chat "
                             "model nor an embedder")
+
+
+def formatted(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``response_format`` as a keyword argument, only when given (models without
+    structured output do not take it)."""
+    return {} if response_format is None else {"response_format": response_format}

@@ -77,6 +77,9 @@ def _merge(lists: list[list[QueryMatch]], options: SearchOptions) -> list[QueryM
         fused = reciprocal_rank_fusion(
             [[(_key(m), m.score) for m in matches] for matches in lists],
             k=options.impact_factor, max_lists=1)
-        return [QueryMatch(chunk=by_key[f.id].chunk, score=f.score, raw_score=f.raw,
+        # Absolute scores stay each match's own; RRF only orders them.
+        own = options.score_normalization == "absolute"
+        return [QueryMatch(chunk=by_key[f.id].chunk,
+                           score=by_key[f.id].score if own else f.score, raw_score=f.raw,
                            knowledge_base=by_key[f.id].knowledge_base) for f in fused]
     return sorted(by_key.values(), key=lambda m: (-m.score, m.knowledge_base, m.chunk.id))

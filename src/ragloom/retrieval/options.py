@@ -12,14 +12,24 @@ SearchMode: TypeAlias = Literal["vector", "keyword", "hybrid"]
 RankerName: TypeAlias = Literal["rrf", "weighted"]
 SEARCH_MODES: tuple[str, ...] = ("vector", "keyword", "hybrid")
 RANKERS: tuple[str, ...] = ("rrf", "weighted")
+ScoreNormalization: TypeAlias = Literal["absolute", "per_query"]
+SCORE_NORMALIZATIONS: tuple[str, ...] = ("absolute", "per_query")
 
 
 @dataclass(frozen=True, kw_only=True)
 class SearchOptions:
     """How to search.
 
-    ``score_threshold`` drops matches whose contract score (in [0, 1]) is below it;
+    ``score_threshold`` drops matches whose score (in [0, 1]) is below it;
     ``top_k`` is the most matches returned (``max_chunks`` in the specifications).
+
+    ``score_normalization`` says what a hybrid match's reported ``score`` is (vector
+    and keyword scores are absolute in both): ``"absolute"`` (default) a fixed
+    function of the chunk's own vector and keyword scores
+    (:func:`~ragloom.retrieval.scores.hybrid_score`), so it and the threshold mean
+    the same for every query; ``"per_query"`` the fused score, rescaled within each
+    query's results (the best hit near 1), with the threshold applied to each side
+    before fusion. The ranking is the same in both.
     ``impact_factor`` is RRF's k; ``alpha`` weighs vector (1) against keyword (0)
     in the weighted ranker (min-max normalised scores; ``extra={"normalization":
     "zscore"}`` or ``"none"`` change that).
@@ -37,6 +47,7 @@ class SearchOptions:
     impact_factor: float = 60.0
     alpha: float = 0.5
     filters: MetadataFilters | None = None
+    score_normalization: ScoreNormalization = "absolute"
     candidates: int = 100
     extra: dict[str, Any] = field(default_factory=dict)
     #: Graph-aware retrieval (see ragloom.graph.retrieval): chunks mentioning the
@@ -51,6 +62,9 @@ class SearchOptions:
             raise QueryError(
                 f"unknown search mode {self.mode!r}; use one of {', '.join(SEARCH_MODES)}"
             )
+        if self.score_normalization not in SCORE_NORMALIZATIONS:
+            raise QueryError(f"unknown score_normalization {self.score_normalization!r}; "
+                             f"use one of {', '.join(SCORE_NORMALIZATIONS)}")
         if self.ranker not in RANKERS:
             raise QueryError(f"unknown ranker {self.ranker!r}; use one of {', '.join(RANKERS)}")
         if self.top_k < 1:

@@ -47,3 +47,33 @@ def score_to_bm25(score: float) -> float:
     # bm25_to_score never reaches 1 for a finite BM25; keep the inverse finite anyway.
     score = min(score, math.nextafter(1.0, 0.0))
     return BM25_HALF_SCORE * score / (1.0 - score)
+
+
+#: The vector score of a chunk that a hybrid search's vector side did not return
+#: (cosine 0, the vector contract's no-evidence score).
+VECTOR_NO_EVIDENCE = 0.5
+
+
+def hybrid_score(vector: float | None, keyword: float | None, alpha: float) -> float:
+    """A hybrid match's absolute score from its own two contract scores, alone.
+
+    A weighted probabilistic OR, ``1 - (1 - v)^a * (1 - k)^b``, of the vector score
+    ``v`` ((1 + cos) / 2) and the keyword score ``k`` (BM25 / (BM25 + 10)), with
+    ``a = min(1, alpha / (1 - alpha))`` and ``b = min(1, (1 - alpha) / alpha)``: at
+    the default alpha 0.5 both are 1; alpha 1 gives exactly the vector score and
+    alpha 0 exactly the keyword score. Evidence on one side never lowers the score a
+    chunk has from the other: a chunk no keyword matches scores what vector search
+    gives it. A side that did not return the chunk counts as no evidence (``v`` 0.5,
+    i.e. cosine 0; ``k`` 0). It depends on nothing else in the results, so a
+    threshold on it means the same for every query (BM25 itself still depends on the
+    collection's term statistics).
+    """
+    v = VECTOR_NO_EVIDENCE if vector is None else min(1.0, max(0.0, vector))
+    k = 0.0 if keyword is None else min(1.0, max(0.0, keyword))
+    if alpha >= 1.0:
+        return v
+    if alpha <= 0.0:
+        return k
+    a = min(1.0, alpha / (1.0 - alpha))
+    b = min(1.0, (1.0 - alpha) / alpha)
+    return float(1.0 - (1.0 - v) ** a * (1.0 - k) ** b)

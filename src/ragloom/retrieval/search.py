@@ -33,10 +33,12 @@ from ragloom.protocols import (
     VectorStore,
     ViewRankable,
 )
-from ragloom.retrieval.fusion import Normalization, fuse_hybrid
+from ragloom.retrieval.fusion import Fused, Normalization, fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.overlap import DEFAULT_OVERLAP, HybridOverlap
+from ragloom.retrieval.scores import hybrid_score
 from ragloom.retrieval.threads import single_blas_thread
+from ragloom.tracing import record_matches, record_results, retrieval_span
 from ragloom.types import QueryMatch, VectorMatch
 
 #: Longest query accepted, in characters; longer ones are almost surely a mistake.
@@ -122,9 +124,15 @@ def search(
     ranking) beside its keyword ranking
     (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`).
     """
-    with single_blas_thread():
-        return _search(store, embedder, query, options or SearchOptions(), knowledge_base,
-                       overlap or DEFAULT_OVERLAP)
+    options = options or SearchOptions()
+    with retrieval_span(knowledge_base or store_name(store), options.top_k,
+                        options.mode) as current, single_blas_thread():
+        result = _search(store, embedder, query, options, knowledge_base,
+                         overlap or DEFAULT_OVERLAP)
+        if record_results():
+            record_matches(current, [m.chunk.document_id for m in result.matches],
+                           [m.score for m in result.matches])
+        return result
 
 
 def _search(
@@ -233,12 +241,6 @@ def _hybrid_beside(
         return SearchResult(_fuse_ranked(store, dense, sparse, options, knowledge_base, depth))
 
 
-def _passing(matches: list[VectorMatch], threshold: float | None) -> list[VectorMatch]:
-    if threshold is None:
-        return matches
-    return [m for m in matches if m.score >= threshold]
-
-
 def _fuse_ranked(
     store: RankedSearchable,
     dense: list[tuple[str, float, float]],
@@ -251,22 +253,42 @@ def _fuse_ranked(
     only the ``top_k`` chunks returned are read back (on SciFact, reading 2 x 100
     chunks cost more than the whole rest of a hybrid search)."""
     cut = (len(dense) >= depth, len(sparse) >= depth)
-    threshold = options.score_threshold
-    fused = fuse_hybrid(
-        [(item, score) for item, score, _ in dense if threshold is None or score >= threshold],
-        [(item, score) for item, score, _ in sparse if threshold is None or score >= threshold],
-        ranker=options.ranker,
-        impact_factor=options.impact_factor,
-        alpha=options.alpha,
-        normalization=normalization_of(options),
-        cut=cut,
-        limit=options.top_k,
-    )
+    fused = _fused([(item, score) for item, score, _ in dense],
+                   [(item, score) for item, score, _ in sparse], options, cut, options.top_k)
     chunks = {chunk.id: chunk for chunk in store.get_chunks([item.id for item in fused])}
     # A chunk deleted between ranking and reading is left out, as a search a moment
     # later would leave it out.
     return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
                        knowledge_base=knowledge_base) for item in fused if item.id in chunks]
+
+
+def _fused(dense: list[tuple[str, float]], sparse: list[tuple[str, float]],
+           options: SearchOptions, cut: tuple[bool, bool] | None, limit: int | None
+           ) -> list[Fused]:
+    """The fused ranking, scored and cut as ``options.score_normalization`` says.
+
+    ``per_query``: the threshold applies to each side before fusion and the fused
+    (per-query) score is reported. ``absolute``: fusion sees every candidate, so the
+    order is the one without a threshold; each item is then scored by
+    :func:`~ragloom.retrieval.scores.hybrid_score` and the threshold applies to that.
+    """
+    threshold = options.score_threshold
+    absolute = options.score_normalization == "absolute"
+    if not absolute and threshold is not None:
+        dense = [(item, score) for item, score in dense if score >= threshold]
+        sparse = [(item, score) for item, score in sparse if score >= threshold]
+    fused = fuse_hybrid(dense, sparse, ranker=options.ranker,
+                        impact_factor=options.impact_factor, alpha=options.alpha,
+                        normalization=normalization_of(options), cut=cut,
+                        limit=None if absolute and threshold is not None else limit)
+    if not absolute:
+        return fused
+    vector, keyword = dict(reversed(dense)), dict(reversed(sparse))  # best per id
+    scored = [Fused(item.id, hybrid_score(vector.get(item.id), keyword.get(item.id),
+                                          options.alpha), item.raw) for item in fused]
+    if threshold is not None:
+        scored = [item for item in scored if item.score >= threshold]
+    return scored if limit is None else scored[:limit]
 
 
 def fuse_matches(
@@ -280,28 +302,17 @@ def fuse_matches(
 ) -> list[QueryMatch]:
     """Vector and keyword matches fused by chunk id with the ranker ``options`` name.
 
-    ``score_threshold`` applies to each side's contract scores before fusion, so it
-    means what it means in vector and keyword mode whatever the ranker: a chunk is
-    fused in from a side only if that side's search would have returned it.
+    ``score_threshold`` applies to the reported score (see
+    :attr:`~ragloom.retrieval.options.SearchOptions.score_normalization`).
     ``depth`` is how many matches each side was asked for (see
     :func:`~ragloom.retrieval.fusion.alpha_fusion`); ``limit`` keeps the first that
     many.
     """
     # Cut short by the depth asked for? Decided before the threshold shortens them.
     cut = None if depth is None else (len(dense) >= depth, len(sparse) >= depth)
-    dense = _passing(dense, options.score_threshold)
-    sparse = _passing(sparse, options.score_threshold)
     chunks = {m.chunk.id: m.chunk for m in sparse}
     chunks.update({m.chunk.id: m.chunk for m in dense})
-    fused = fuse_hybrid(
-        [(m.chunk.id, m.score) for m in dense],
-        [(m.chunk.id, m.score) for m in sparse],
-        ranker=options.ranker,
-        impact_factor=options.impact_factor,
-        alpha=options.alpha,
-        normalization=normalization_of(options),
-        cut=cut,
-        limit=limit,
-    )
+    fused = _fused([(m.chunk.id, m.score) for m in dense],
+                   [(m.chunk.id, m.score) for m in sparse], options, cut, limit)
     return [QueryMatch(chunk=chunks[item.id], score=item.score, raw_score=item.raw,
                        knowledge_base=knowledge_base) for item in fused]

@@ -29,6 +29,7 @@ from ragloom.server.native import build_native_router
 from ragloom.server.observability import RequestMiddleware
 from ragloom.server.settings import ServerSettings
 from ragloom.server.state import ServerState
+from ragloom.server.tracing_middleware import install_tracing
 from ragloom.server.web import mount_web
 
 log = logging.getLogger("ragloom.server")
@@ -72,6 +73,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     _install_error_handlers(app)
     app.add_middleware(RequestMiddleware, metrics=state.metrics,
                        max_body_bytes=settings.max_upload_bytes)
+    install_tracing(app, settings)  # outermost: its span covers the whole request
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)
     mount_web(app)

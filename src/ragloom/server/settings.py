@@ -50,6 +50,12 @@ class ServerSettings:
     warm_models: bool = True
     database_url: str | None = None
     job_lease_seconds: float = 30.0
+    #: OpenTelemetry traces (see ragloom.tracing): on, exported with ``otel_exporter``
+    #: (auto: OTLP when installed); ``otel_record_results`` adds document ids and scores
+    #: to retrieval spans. Off, the ``OTEL_*`` environment may still turn them on.
+    otel: bool = False
+    otel_exporter: str = "auto"
+    otel_record_results: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

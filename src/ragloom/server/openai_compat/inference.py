@@ -26,6 +26,15 @@ from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, translate
 from ragloom.server.openai_compat.knowledge import Knowledge
+from ragloom.server.openai_compat.model_names import accepts
+from ragloom.server.openai_compat.structured import (
+    chat_format,
+    check_reply,
+    model_options,
+    require_support,
+)
+from ragloom.server.openai_compat.token_input import input_texts
+from ragloom.server.openai_compat.usage import chat_usage, embedding_usage
 from ragloom.stores.memory import dense_values
 from ragloom.types import ChatMessage, QueryMatch, Usage
 
@@ -60,15 +69,13 @@ class ChatRequest(BaseModel):
         if self.logprobs:
             raise bad_request("logprobs are not supported", "logprobs",
                               code="unsupported_parameter")
-        if self.response_format and self.response_format.get("type") != "text":
-            raise bad_request("only response_format {'type': 'text'} is supported",
-                              "response_format", code="unsupported_value")
+        chat_format(self.response_format)
 
 
 class EmbeddingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str
-    input: str | list[str] | list[int] | list[list[int]]
+    input: Any
     encoding_format: str = "float"
     dimensions: int | None = None
     user: str | None = None
@@ -119,7 +126,7 @@ class ChatCompletions:
         if model is None:
             raise bad_request("this server has no language model", "model",
                               code="model_not_available")
-        if name != model.name:
+        if not accepts(model.name, name):
             raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
                               f"'{model.name}'.", param="model", code="model_not_found")
         return model
@@ -127,7 +134,8 @@ class ChatCompletions:
     def prepare(self, body: ChatRequest, tenant: str) -> tuple[list[ChatMessage],
                                                                list[QueryMatch]]:
         body.check()
-        self.model(body.model)
+        require_support(self.model(body.model), chat_format(body.response_format),
+                        "response_format")
         messages = to_messages(body.messages)
         if not body.knowledge_bases and not body.vector_store_ids:
             return messages, []
@@ -151,18 +159,20 @@ class ChatCompletions:
     def options(self, body: ChatRequest) -> dict[str, Any]:
         stop = [body.stop] if isinstance(body.stop, str) else body.stop
         return {"max_tokens": body.max_completion_tokens or body.max_tokens
-                or self.deps.max_answer_tokens, "temperature": body.temperature, "stop": stop}
+                or self.deps.max_answer_tokens, "temperature": body.temperature, "stop": stop,
+                **model_options(chat_format(body.response_format))}
 
     def complete(self, body: ChatRequest, tenant: str) -> dict[str, Any]:
         messages, matches = self.prepare(body, tenant)
         response = self.model(body.model).chat(messages, **self.options(body))
+        check_reply(response.text, chat_format(body.response_format))
         result = {"id": new_id("chatcmpl-"), "object": "chat.completion", "created": now(),
                   "model": body.model, "choices": [{
                       "index": 0, "finish_reason": response.finish_reason or "stop",
                       "logprobs": None,
                       "message": {"role": "assistant", "content": response.text,
                                   "refusal": None}}],
-                  "usage": usage_json(response.usage)}
+                  "usage": chat_usage(response.usage)}
         if body.knowledge_bases or body.vector_store_ids:
             result["sources"] = [source_json(n, m) for n, m in enumerate(matches, 1)]
         return result
@@ -199,19 +209,14 @@ class ChatCompletions:
         yield chunk({}, finish)
         if (body.stream_options or {}).get("include_usage"):
             data = {"id": chunk_id, "object": "chat.completion.chunk", "created": created,
-                    "model": body.model, "choices": [], "usage": usage_json(usage)}
+                    "model": body.model, "choices": [], "usage": chat_usage(usage)}
             yield f"data: {json.dumps(data)}\n\n"
         yield "data: [DONE]\n\n"
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
-            "total_tokens": usage.input_tokens + usage.output_tokens}
-
-
 def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
     embedder = deps.embedder
-    if body.model != embedder.name:
+    if not accepts(embedder.name, body.model):
         raise OpenAIError(404, f"The model '{body.model}' does not exist; this server embeds "
                           f"with '{embedder.name}'.", param="model", code="model_not_found")
     if body.encoding_format not in ("float", "base64"):
@@ -219,11 +224,7 @@ def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
     if body.dimensions is not None and body.dimensions != embedder.dimension:
         raise bad_request(f"{embedder.name} has {embedder.dimension} dimensions; it cannot "
                           f"return {body.dimensions}", "dimensions", code="unsupported_value")
-    texts = [body.input] if isinstance(body.input, str) else body.input
-    if not texts or not all(isinstance(t, str) for t in texts):
-        raise bad_request("input must be a string or a non-empty list of strings (token "
-                          "arrays are not supported)", "input", code="unsupported_value")
-    strings = [str(t) for t in texts]
+    strings = input_texts(body.input)
     if any(not t for t in strings):
         raise bad_request("input strings must not be empty", "input")
     if len(strings) > 2048:
@@ -238,7 +239,7 @@ def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
                         if body.encoding_format == "base64" else values.tolist())
         data.append({"object": "embedding", "index": index, "embedding": encoded})
     return {"object": "list", "data": data, "model": embedder.name,
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+            "usage": embedding_usage(tokens)}
 
 
 def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
@@ -262,7 +263,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     @router.get("/models/{model_id:path}", summary="One model")
     def get_model(model_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
         for model in models():
-            if model["id"] == model_id:
+            if accepts(model["id"], model_id):
                 return model
         raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",
                           code="model_not_found")

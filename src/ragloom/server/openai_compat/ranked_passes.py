@@ -24,6 +24,7 @@ from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, evaluate
 from ragloom.protocols import EmbeddingProvider, RankedSearchable
 from ragloom.retrieval.options import SearchOptions
+from ragloom.tracing import retrieval_span
 from ragloom.types import QueryMatch, TextChunk
 
 #: How much deeper than its first pass a ranking starts (then doubles when reached).
@@ -56,6 +57,10 @@ class RankedPasses:
         self._chunks: dict[str, TextChunk] = {}
 
     def _rank(self, depth: int) -> None:
+        with retrieval_span(self.knowledge_base, depth, self.options.mode):
+            self._rank_to(depth)
+
+    def _rank_to(self, depth: int) -> None:
         filters = self.options.filters
         self._depth = depth
         if self.options.mode == "vector":

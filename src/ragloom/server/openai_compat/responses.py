@@ -26,6 +26,7 @@ from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
+from ragloom.server.openai_compat.model_names import accepts
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
     chat_messages,
@@ -37,6 +38,14 @@ from ragloom.server.openai_compat.search import (
     SearchRequest,
     run_search,
 )
+from ragloom.server.openai_compat.structured import (
+    check_reply,
+    model_options,
+    require_support,
+    responses_text,
+    text_format,
+)
+from ragloom.server.openai_compat.usage import response_usage
 from ragloom.types import ChatMessage, QueryMatch, Usage
 
 if TYPE_CHECKING:
@@ -82,7 +91,7 @@ class ResponsesEngine:
         if self.model is None:
             raise bad_request("this server has no language model; start it with one",
                               "model", code="model_not_available")
-        if name != self.model.name:
+        if not accepts(self.model.name, name):
             raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
                               f"'{self.model.name}'.", param="model", code="model_not_found")
         return self.model
@@ -96,7 +105,7 @@ class ResponsesEngine:
 
     def plan(self, request: ResponseCreate, tenant: str) -> Plan:
         request.check()
-        self._model(request.model)
+        require_support(self._model(request.model), text_format(request.text), "text.format")
         tool = request.file_search()
         history: list[dict[str, str]] = []
         if request.previous_response_id:
@@ -181,16 +190,11 @@ class ResponsesEngine:
             "parallel_tool_calls": True, "previous_response_id": request.previous_response_id,
             "reasoning": {"effort": None, "summary": None}, "store": request.store,
             "temperature": request.temperature if request.temperature is not None else 1.0,
-            "text": {"format": {"type": "text"}}, "tool_choice": request.tool_choice,
+            "text": responses_text(text_format(request.text)), "tool_choice": request.tool_choice,
             "tools": request.tools, "top_p": request.top_p if request.top_p is not None
             else 1.0, "truncation": "disabled", "metadata": request.metadata or {},
             "user": request.user,
-            "usage": None if usage is None else {
-                "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens": usage.output_tokens,
-                "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": usage.input_tokens + usage.output_tokens},
+            "usage": None if usage is None else response_usage(usage),
         }
 
     @staticmethod
@@ -217,9 +221,13 @@ class ResponsesEngine:
 
     def run(self, plan: Plan) -> dict[str, Any]:
         model = self._model(plan.request.model)
+        fmt = text_format(plan.request.text)
         response = model.chat(plan.messages, max_tokens=self._max_tokens(plan),
-                              temperature=plan.request.temperature)
-        text, annotations = cite(response.text, plan.passages)
+                              temperature=plan.request.temperature, **model_options(fmt))
+        check_reply(response.text, fmt)
+        # Structured output is kept byte for byte: no markers are read out of JSON.
+        text, annotations = ((response.text, []) if fmt is not None
+                             else cite(response.text, plan.passages))
         body = self.body(plan, status="completed", text=text, annotations=annotations,
                          usage=response.usage)
         self.save(plan, body, text)
@@ -249,12 +257,15 @@ class ResponsesEngine:
                "item": {**self.message_item(plan, "", [], "in_progress"), "content": []}}
         yield {"type": "response.content_part.added", **ref, "response_id": plan.id,
                "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}
-        stripper = MarkerStripper(plan.passages)
+        structured = text_format(plan.request.text) is not None
+        stripper: MarkerStripper | _Verbatim = (_Verbatim() if structured
+                                                else MarkerStripper(plan.passages))
         usage = Usage()
         try:
             for delta in self._model(plan.request.model).stream(
                     plan.messages, max_tokens=self._max_tokens(plan),
-                    temperature=plan.request.temperature):
+                    temperature=plan.request.temperature,
+                    **model_options(text_format(plan.request.text))):
                 if delta.response is not None:
                     usage = delta.response.usage
                     continue
@@ -273,7 +284,8 @@ class ResponsesEngine:
         rest = stripper.finish()
         if rest:
             yield {"type": "response.output_text.delta", **ref, "delta": rest, "logprobs": []}
-        text, annotations = cite(stripper.raw, plan.passages)
+        text, annotations = (stripper.raw, []) if structured else cite(stripper.raw,
+                                                                        plan.passages)
         for number, annotation in enumerate(annotations):
             yield {"type": "response.output_text.annotation.added", **ref,
                    "annotation_index": number, "annotation": annotation}
@@ -289,3 +301,17 @@ class ResponsesEngine:
                          usage=usage)
         self.save(plan, body, text)
         yield {"type": "response.completed", "response": body}
+
+
+class _Verbatim:
+    """A stream passed on as it comes (structured output has no citation markers)."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+
+    def feed(self, delta: str) -> str:
+        self.raw += delta
+        return delta
+
+    def finish(self) -> str:
+        return ""

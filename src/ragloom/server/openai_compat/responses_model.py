@@ -41,6 +41,7 @@ class ResponseCreate(BaseModel):
     background: bool | None = None
     user: str | None = None
     truncation: str | None = None
+    text: dict[str, Any] | None = None
 
     def rag_tool(self) -> dict[str, Any] | None:
         """The args of Llama Stack's ``builtin::rag`` tool group given as a tool

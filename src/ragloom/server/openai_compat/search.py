@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,10 +49,16 @@ OPENAI_RANKERS = ("auto", "none", "default-2024-11-15")
 
 
 class RankingOptions(BaseModel):
+    """OpenAI's ``ranking_options``, plus Llama Stack's ``impact_factor`` (with ranker
+    ``rrf``) and ``alpha`` (with ``weighted``), and ragloom's ``score_normalization``."""
+
     model_config = ConfigDict(extra="forbid")
     ranker: str | None = None
     score_threshold: float | None = Field(None, ge=0.0, le=1.0)
     hybrid_search: dict[str, Any] | None = None
+    impact_factor: float | None = Field(None, gt=0.0)
+    alpha: float | None = Field(None, ge=0.0, le=1.0)
+    score_normalization: Literal["absolute", "per_query"] | None = None
 
 
 class SearchRequest(BaseModel):
@@ -110,7 +116,8 @@ def rewrite(query: str) -> str:
 
 def _ranker(request: SearchRequest) -> dict[str, Any]:
     changes: dict[str, Any] = {}
-    named = request.ranking_options.ranker if request.ranking_options else None
+    ranking = request.ranking_options
+    named = ranking.ranker if ranking else None
     if named is not None and named not in OPENAI_RANKERS:
         if named not in ("rrf", "weighted"):
             raise bad_request(f"unknown ranker {named!r}; use auto, none, "
@@ -125,6 +132,19 @@ def _ranker(request: SearchRequest) -> dict[str, Any]:
             raise bad_request("hybrid_search weights must be non-negative, not both zero",
                               "ranking_options.hybrid_search")
         changes.update(ranker="weighted", alpha=vector / (vector + text))
+    if ranking is not None:  # Llama Stack's shapes: {"ranker": "rrf", "impact_factor": k}
+        if ranking.impact_factor is not None:
+            if changes.get("ranker") == "weighted":
+                raise bad_request("impact_factor goes with ranker 'rrf', not 'weighted'",
+                                  "ranking_options.impact_factor")
+            changes.update(ranker="rrf", impact_factor=ranking.impact_factor)
+        if ranking.alpha is not None:
+            if changes.get("ranker") == "rrf":
+                raise bad_request("alpha goes with ranker 'weighted', not 'rrf'",
+                                  "ranking_options.alpha")
+            changes.update(ranker="weighted", alpha=ranking.alpha)
+        if ranking.score_normalization is not None:
+            changes["score_normalization"] = ranking.score_normalization
     extra = request.ranker
     if isinstance(extra, str):
         extra = {"type": extra}
@@ -151,11 +171,21 @@ def search_options(request: SearchRequest, base: SearchOptions, *, top_k: int | 
     if exclude:
         known = MetadataFilter("file_id", "nin", tuple(exclude))
         filters = MetadataFilters((known,) if filters is None else (filters, known))
+    changes = _ranker(request)
+    # With absolute scores the search itself drops what is under the threshold (after
+    # fusion: the ranking is the same); per-query scores are only comparable within
+    # the fused list, which group_by_file filters.
+    normalization = changes.get("score_normalization", base.score_normalization)
+    threshold = threshold_of(request) if normalization == "absolute" else None
     try:
         return base.with_(mode=mode, top_k=top_k or request.max_num_results * PER_FILE,
-                          filters=filters, score_threshold=None, **_ranker(request))
+                          filters=filters, score_threshold=threshold, **changes)
     except RagError as exc:
         raise bad_request(str(exc), "ranker") from exc
+
+
+def threshold_of(request: SearchRequest) -> float | None:
+    return request.ranking_options.score_threshold if request.ranking_options else None
 
 
 def query_text(request: SearchRequest) -> str:
@@ -205,7 +235,7 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     query = query_text(request)
     if request.rewrite_query:
         query = rewrite(query)
-    threshold = request.ranking_options.score_threshold if request.ranking_options else None
+    threshold = threshold_of(request)
     limit = request.max_num_results
     for kb in kbs:
         kb.check_embedder()
@@ -224,8 +254,10 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
         below = threshold is not None and bool(matches) and matches[-1].score < threshold
         if len(hits) >= limit or not more or below:
             break
-    # Later passes rank without the files found first; order everything by score.
-    hits.sort(key=lambda h: -h.score)
+    # Later passes rank without the files found first, so one store's hits are in rank
+    # order already; several stores' hits are merged by their (absolute) scores.
+    if len(kbs) > 1:
+        hits.sort(key=lambda h: -h.score)
     return query, hits
 
 

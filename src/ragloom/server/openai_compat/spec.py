@@ -2,13 +2,18 @@
 
 * ``POST /v1/vector-io/query``: ``vector_store_id`` (or ``vector_db_id``, its 0.2
   name), ``query``, ``params`` (``max_chunks``, ``mode`` (default ``vector``),
-  ``score_threshold``, ``ranker``) -> ``{"chunks", "scores"}``.
+  ``score_threshold``, ``ranker``, ``score_normalization``) -> ``{"chunks", "scores"}``.
 * ``POST /v1/tool-runtime/rag-tool/insert``: ``documents`` (``document_id``,
   ``content`` as text, content items or a URL, ``mime_type``, ``metadata``),
   ``vector_db_id``, ``chunk_size_in_tokens``.
 * ``POST /v1/tool-runtime/rag-tool/query``: ``content``, ``vector_db_ids``,
   ``query_config`` (``max_chunks``, ``max_tokens_in_context``, ``chunk_template``,
-  ``mode``, ``ranker``, ``query_generator_config``) -> ``{"content", "metadata"}``.
+  ``mode``, ``ranker``, ``query_generator_config``, ``score_threshold``,
+  ``score_normalization``) -> ``{"content", "metadata"}``.
+
+Scores are absolute (docs/retrieval.md, "Scores a threshold can trust"):
+``score_threshold`` means the same for every query; ``score_normalization:
+"per_query"`` brings back the per-query rescaling of hybrid scores.
 
 ``vector_db_id`` names a native knowledge base of the caller, or one of its vector
 stores (``vs_…``).
@@ -35,6 +40,7 @@ from ragloom.server.openai_compat.common import tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
 from ragloom.server.openai_compat.knowledge import Knowledge
+from ragloom.server.openai_compat.model_names import accepts
 from ragloom.types import QueryMatch, TextDocument
 
 DEFAULT_TEMPLATE = "Result {index}\nContent: {chunk.content}\nMetadata: {metadata}\n"
@@ -81,6 +87,8 @@ class QueryConfig(BaseModel):
     mode: str | None = "vector"
     ranker: dict[str, Any] | None = None
     query_generator_config: dict[str, Any] | None = None
+    score_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    score_normalization: str | None = None
 
 
 class RagQuery(BaseModel):
@@ -136,6 +144,8 @@ def search_options(params: Mapping[str, Any], param: str) -> SearchOptions:
         changes["mode"] = mode
     if params.get("score_threshold") is not None:
         changes["score_threshold"] = float(params["score_threshold"])
+    if params.get("score_normalization") is not None:
+        changes["score_normalization"] = params["score_normalization"]
     ranker = params.get("ranker")
     if isinstance(ranker, str):
         ranker = {"type": ranker}
@@ -300,7 +310,8 @@ def generate_query(deps: OpenAIDeps, content: Any, config: dict[str, Any] | None
                           "query_config.query_generator_config.type",
                           code="unsupported_value")
     model = deps.model
-    if model is None or config.get("model") not in (None, model.name):
+    asked = config.get("model")
+    if model is None or (asked is not None and not accepts(model.name, str(asked))):
         raise bad_request(f"model {config.get('model')!r} is not served here",
                           "query_config.query_generator_config.model",
                           code="model_not_found")

@@ -148,7 +148,7 @@ class VectorStoreAPI:
         status = ("cancelled" if row["cancelled"] else
                   "in_progress" if counts["in_progress"] else
                   "failed" if counts["failed"] and not counts["completed"] else "completed")
-        return {"id": row["id"], "object": "vector_store.file_batch",
+        return {"id": row["id"], "object": "vector_store.files_batch",
                 "created_at": row["created_at"], "vector_store_id": row["vs_id"],
                 "status": status, "file_counts": counts}
 

@@ -13,6 +13,7 @@ from ragloom.server.openai_compat.db import dumps
 from ragloom.server.openai_compat.errors import bad_request, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
 from ragloom.server.openai_compat.ingest import documents_of
+from ragloom.server.openai_compat.model_names import accepts
 from ragloom.server.openai_compat.search import SearchRequest, page_json, run_search
 from ragloom.server.openai_compat.vector_store_api import (
     BatchCreate,
@@ -36,7 +37,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     @router.post("/vector_stores", summary="Create a vector store")
     async def create(body: VectorStoreCreate, tenant: str = owner) -> dict[str, Any]:
         embedder = api.collections.embedder
-        if body.embedding_model not in (None, embedder.name):
+        if body.embedding_model is not None and not accepts(embedder.name,
+                                                            body.embedding_model):
             raise bad_request(f"embedding_model {body.embedding_model!r} is not served here; "
                               f"this server embeds with {embedder.name!r}", "embedding_model",
                               code="unsupported_value")
