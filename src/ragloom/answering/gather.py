@@ -135,20 +135,21 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
     passages = _wide(question, sources, corpus, mode="keyword")
     hits: list[tuple[QueryMatch, str]] = []
     for match in passages:
-        for sentence in split_sentences(match.chunk.text):
-            if _holds(sentence, terms):
-                hits.append((match, sentence))
-                break
+        held = [s for s in split_sentences(match.chunk.text) if _holds(s, terms)
+                and not is_heading(s)]
+        hits.extend((match, sentence) for sentence in held[:3])
     if not hits:
         return refusal(f"no passage mentions {target!r}", sources, kind="mentions")
     hits = hits[: limit * 2]
     merged = merge_sources(sources, [m for m, _ in hits])
     index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
-    lines = [f"- {where(m)}: {text} [{index[m.chunk.id]}]" for m, text in hits]
+    # Where each passage is (file, page, row) is in ``points`` and the cited sources; the
+    # text holds only the passages' own words, so it states nothing they do not.
+    lines = [f"- {text} [{index[m.chunk.id]}]" for m, text in hits]
     points = [{"text": text, "citation": index[m.chunk.id], "where": where(m)}
               for m, text in hits]
     return EngineAnswer(
-        answer=f"{len(hits)} passage(s) mention {target}:\n" + "\n".join(lines),
+        answer=f"Passages that mention {target}:\n" + "\n".join(lines),
         sources=merged, kind="mentions", strategy="mentions", quote=hits[0][1],
         citations=sorted(index[m.chunk.id] for m, _ in hits), origin="extract", points=points)
 

@@ -31,12 +31,15 @@ _SUMMARY = re.compile(
     r"|\b(main|key|important|major) (points?|takeaways?|ideas?|messages?|findings?|changes?|"
     r"rules?|decisions?)\b"
     r"|\bwhat (was|were|got|has been|have been) (decided|agreed|concluded|discussed)\b"
-    r"|\b(summary|overview|gist) of\b|\bwhat (is|are) .{1,60} about\s*\??$", re.I)
+    r"|\b(summary|overview|gist) of\b|\bwhat (is|are) .{1,60} about\s*\??$"
+    r"|\bwhat (happened|happend|went on|was said|was agreed)\b", re.I)
 _MENTIONS = re.compile(
     r"\b(find|list|show|give)( me)? (all|every|each) (the )?(mentions?|references?|"
     r"occurrences?|places?|passages?)\b|\bwhere (is|are|does|do) .{1,60} (mentioned|"
     r"referenced|appear|come up)\b|\b(which|what) (documents?|files?|passages?|pages?) "
-    r"(mention|refer to|talk about|discuss)\b", re.I)
+    r"(mention|refer to|talk about|discuss)\b"
+    r"|^\s*(tell me )?(everything|anything|all) (about|on|regarding|mentioning)\b"
+    r"|\bwhat do(es)? (the|these|my|our) (documents?|files?|docs?) say (about|on)\b", re.I)
 _COMPARISON = re.compile(
     r"\b(compare|comparison|difference|differ|versus|vs\.?)\b"
     r"|\b(more|less|fewer|bigger|smaller|lighter|heavier|cheaper|dearer|costlier|faster|"
@@ -87,9 +90,14 @@ class Question:
     def focus(self) -> str:
         """The question without its frame ("summarise the X" -> "the X")."""
         text = re.sub(r"^\s*(please\s+)?(can you\s+)?(summari[sz]e|sum up|list|name|"
-                      r"find (all|every) (the )?(mentions?|references?) of|give (me )?"
+                      r"(find|list|show|give)( me)? (all|every|each) (the )?(mentions?|"
+                      r"references?|occurrences?|places?|passages?)( of| to| about)?|give (me )?"
                       r"(a |an )?(summary|overview) of|what are the (main|key) points "
-                      r"(of|in|from))\s*", "", self.text, flags=re.I)
+                      r"(of|in|from)|(tell me )?(everything|anything|all) (about|on|regarding|"
+                      r"mentioning)|what do(es)? (the|these|my|our) (documents?|files?|docs?) "
+                      r"say (about|on)|where (is|are|does|do))\s*", "", self.text, flags=re.I)
+        text = re.sub(r"\s+(mentioned|referenced|appear|come up)\s*\??\s*$", "", text,
+                      flags=re.I)
         return text.strip(" ?.") or self.text
 
 

@@ -11,6 +11,7 @@ are bounded: at most ``MAX_SENTENCES`` sentences are embedded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -44,18 +45,35 @@ def _stems(text: str) -> set[str]:
     return {porter_stem(w) for w in content_words(text)}
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+
+
+def _dated(name: str) -> str:
+    """A file name with its ``YYYY-MM`` dates also written as month names."""
+    return re.sub(r"(?<!\d)(\d{4})[-_](\d{2})(?!\d)",
+                  lambda m: f"{m.group(0)} {_MONTHS[int(m.group(2)) - 1]}"
+                  if 1 <= int(m.group(2)) <= 12 else m.group(0), name)
+
+
 def pick_document(question: Question, matches: Sequence[QueryMatch]) -> str:
-    """The source the question names, else the best passage's source."""
+    """The source the question names best (file name, title, opening lines), else the
+    best passage's source."""
     asked = _stems(question.focus)
-    best_source, best_overlap = "", 0
-    for match in matches:
-        source = match.chunk.source
-        name = PurePath(source).stem.replace("-", " ").replace("_", " ") if source else ""
-        title = str(match.chunk.metadata.get("title", "") or "")
-        overlap = len(asked & (_stems(name) | _stems(title)))
-        if overlap > best_overlap:
-            best_source, best_overlap = source, overlap
-    return best_source or (matches[0].chunk.source if matches else "")
+    scores: dict[str, float] = {}
+    for rank, match in enumerate(matches):
+        chunk = match.chunk
+        if not chunk.source:
+            continue
+        name = _dated(PurePath(chunk.source).stem).replace("-", " ").replace("_", " ")
+        title = str(chunk.metadata.get("title", "") or "")
+        opening = chunk.text[:300] if chunk.index == 0 else ""
+        named = len(asked & (_stems(name) | _stems(title)))
+        score = 2.0 * named + len(asked & _stems(opening)) + 0.5 / (1 + rank)
+        scores[chunk.source] = max(scores.get(chunk.source, 0.0), score)
+    if not scores:
+        return matches[0].chunk.source if matches else ""
+    return max(scores, key=lambda source: scores[source])
 
 
 def _candidates(chunks: Sequence[QueryMatch]) -> list[_Candidate]:
@@ -99,7 +117,9 @@ def _centrality(texts: list[str], embedder: EmbeddingProvider | None) -> list[fl
 def summarise(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
               embedder: EmbeddingProvider | None, *, points: int) -> EngineAnswer:
     """The main points of the document the question is about, each cited."""
-    source = pick_document(question, sources)
+    nearby = merge_sources(list(sources), corpus.search(question.focus, top_k=10)
+                           if corpus is not None else [])
+    source = pick_document(question, nearby)
     chunks = corpus.document(source) if corpus is not None and source else []
     if not chunks:
         chunks = sorted([m for m in sources if m.chunk.source == source] or sources,
