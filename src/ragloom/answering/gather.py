@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import PurePath
 
 from ragloom.answering.corpus import Corpus
-from ragloom.answering.gate import term_present
+from ragloom.answering.gate import on_subject, term_present
 from ragloom.answering.grounding import content_words
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, refusal
 from ragloom.answering.sentences import (
     Sentence,
     SentenceRanker,
-    candidate_sentences,
     is_heading,
     split_sentences,
 )
+from ragloom.answering.values import cells, labelled
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
@@ -49,8 +50,6 @@ def renumber(sentences: Sequence[Sentence], passages: Sequence[QueryMatch],
              sources: Sequence[QueryMatch]) -> list[Sentence]:
     """Sentences numbered against ``sources`` instead of ``passages``."""
     index = {m.chunk.id: n for n, m in enumerate(sources, start=1)}
-    from dataclasses import replace
-
     return [replace(s, number=index.get(passages[s.number - 1].chunk.id, s.number))
             for s in sentences]
 
@@ -92,11 +91,102 @@ def _key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+_YES = frozenset({"yes", "y", "true", "available", "included"})
+_NO = frozenset({"no", "n", "false", "none", "not available"})
+_NEGATED = re.compile(r"\b(no|not|without|never|lack|lacking|out of|unavailable)\b", re.I)
+_NAME_LABELS = ("name", "model", "title", "venue", "product", "item", "store", "place",
+                "service", "region", "area")
+
+
+def _row_label(pairs: Sequence[tuple[str, str]]) -> str:
+    """The cell that names a row: a name-like column, else the first."""
+    for label, value in pairs:
+        if any(word in label.lower() for word in _NAME_LABELS):
+            return value
+    return pairs[0][1]
+
+
+def list_noun(question: str) -> str:
+    """The plural noun a list question asks for ("ports", "venues"), if it names one."""
+    found = re.search(r"\b(?:which|what|list|name|all|every)\s+(?:\w+\s+){0,2}?(\w+s)\b",
+                      question, re.I)
+    return found.group(1).lower() if found else ""
+
+
+def _flag_rows(question: Question, ranked: Sequence[Sentence]) -> list[tuple[Sentence, str]]:
+    """Table rows kept by a yes/no column the question names ("have a kitchen" ->
+    ``kitchen: yes``; "with no step-free access" -> ``step-free access: no``)."""
+    wanted = _NO if _NEGATED.search(question.text) else _YES
+    rows: list[tuple[Sentence, str]] = []
+    for sentence in ranked:
+        pairs = cells(sentence.text)
+        if not pairs:
+            continue
+        for label, value in pairs[1:]:
+            named = any(_holds(label, [term]) for term in question.terms)
+            if value.strip().lower() in _YES | _NO and named:
+                if value.strip().lower() in wanted:
+                    rows.append((sentence, f"{_row_label(pairs)} ({label}: {value})"))
+                break
+    return rows
+
+
+def _cell_list(question: Question, ranked: Sequence[Sentence]) -> tuple[Sentence, list[str]]:
+    """A cell whose label is the list's noun, holding several values ("colours: a, b")."""
+    noun = list_noun(question.text)
+    if not noun:
+        return ranked[0], []
+    others = [t for t in question.terms if porter_stem(t) != porter_stem(noun)]
+    for sentence in ranked[:10]:
+        if others and sum(_holds(sentence.text, [t]) for t in others) * 2 < len(others):
+            continue
+        value = labelled(sentence.text, [noun, noun.rstrip("s")])
+        if value and ("," in value or " and " in value):
+            parts = [p.strip() for p in re.split(r",|\band\b", value) if p.strip()]
+            return sentence, parts
+    return ranked[0], []
+
+
+def _under_heading(question: Question, passages: Sequence[QueryMatch],
+                   corpus: Corpus | None) -> tuple[QueryMatch | None, list[str]]:
+    """The bullets or short lines under a heading that names the list's noun (read
+    across the document's chunks, since a heading may end one chunk)."""
+    noun = list_noun(question.text)
+    if not noun:
+        return None, []
+    sources = list(dict.fromkeys(m.chunk.source for m in passages[:3] if m.chunk.source))
+    documents = [corpus.document(source) for source in sources] if corpus else []
+    for chunks in documents or [[m] for m in passages]:
+        if not chunks:
+            continue
+        lines = [line.strip() for c in chunks for line in c.chunk.text.splitlines()]
+        owners = [c for c in chunks for _ in c.chunk.text.splitlines()]
+        for i, line in enumerate(lines):
+            bare = re.sub(r"^#+\s*|[:*]", "", line).strip()
+            if bare and len(bare.split()) <= 4 and _holds(bare, [noun]):
+                items: list[str] = []
+                for follow in lines[i + 1:]:
+                    if not follow:
+                        if items:
+                            break
+                        continue
+                    if follow.startswith("#") or (is_heading(follow) and not _STEP.match(
+                            follow)):
+                        break
+                    items.append(_STEP.sub("", follow).strip())
+                if len(items) >= 2:
+                    return owners[i], items
+    return None, []
+
+
 def list_items(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
                ranker: SentenceRanker, *, limit: int) -> EngineAnswer:
     """Every matching sentence, row or bullet, each cited."""
     passages = _wide(question, sources, corpus)
     ranked = ranker.rank(question.text, passages)
+    found = _structured(question, passages, ranked, sources, limit, corpus)
+    if found is not None:
+        return found
     ranked = [s for s in ranked if not is_heading(s.text) and not s.text.rstrip().endswith("?")]
     if not ranked:
         return refusal("the passages hold no sentences", sources, kind="list")
@@ -125,6 +215,44 @@ def list_items(question: Question, sources: list[QueryMatch], corpus: Corpus | N
         answer="\n".join(lines), sources=merged, kind="list", strategy="list",
         quote=items[0].text, citations=sorted({s.number for s in items}), origin="extract",
         points=[{"text": s.text, "citation": s.number} for s in items], evidence=items)
+
+
+def _structured(question: Question, passages: list[QueryMatch], ranked: list[Sentence],
+                sources: list[QueryMatch], limit: int, corpus: Corpus | None
+                ) -> EngineAnswer | None:
+    """A list read from a table's yes/no column, a cell of values, or the bullets under
+    a heading, when the passages hold one."""
+    ranked, _ = on_subject(question, ranked, passages)
+    rows = _flag_rows(question, ranked)
+    if rows:
+        rows = rows[:limit]
+        merged = merge_sources(sources, [passages[s.number - 1] for s, _ in rows])
+        index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
+        numbered = [(index[passages[s.number - 1].chunk.id], text) for s, text in rows]
+        return EngineAnswer(
+            answer="\n".join(f"- {text} [{n}]" for n, text in numbered), sources=merged,
+            kind="list", strategy="list", quote=rows[0][0].text,
+            citations=sorted({n for n, _ in numbered}), origin="extract",
+            points=[{"text": text, "citation": n} for n, text in numbered])
+    if ranked:
+        sentence, parts = _cell_list(question, ranked)
+        if parts:
+            merged = merge_sources(sources, [passages[sentence.number - 1]])
+            number = [m.chunk.id for m in merged].index(
+                passages[sentence.number - 1].chunk.id) + 1
+            return EngineAnswer(
+                answer="\n".join(f"- {p} [{number}]" for p in parts), sources=merged,
+                kind="list", strategy="list", quote=sentence.text, citations=[number],
+                origin="extract", points=[{"text": p, "citation": number} for p in parts])
+    owner, items = _under_heading(question, passages, corpus)
+    if owner is not None and items:
+        merged = merge_sources(sources, [owner])
+        cited = [m.chunk.id for m in merged].index(owner.chunk.id) + 1
+        return EngineAnswer(
+            answer="\n".join(f"- {item} [{cited}]" for item in items[:limit]),
+            sources=merged, kind="list", strategy="list", quote=items[0], citations=[cited],
+            origin="extract", points=[{"text": i, "citation": cited} for i in items[:limit]])
+    return None
 
 
 def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
@@ -179,6 +307,3 @@ def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRan
         strategy="procedure", quote=best.text, citations=[best.number], origin="extract",
         points=[{"text": s, "citation": best.number} for s in steps], evidence=ranked)
 
-
-def all_sentences(passages: Sequence[QueryMatch]) -> list[Sentence]:
-    return candidate_sentences(passages)
