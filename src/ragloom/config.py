@@ -30,6 +30,13 @@ A ``ragloom.toml``::
     temperature = 0.2
     memory_size = 10           # messages of a --session that reach the model
 
+    [server]                   # ragloom serve: what tenants may name
+    allowed_embedders = ["hf:BAAI/bge-small-en-v1.5"]   # besides the server's own
+    allowed_llms = []
+    allowed_hosts = []         # Host names served without API keys, besides localhost
+    [server.tenants.acme]      # more for one tenant
+    allowed_embedders = ["openai:text-embedding-3-small"]
+
     [providers.openai]
     base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
     timeout = 30                            # seconds
@@ -112,6 +119,7 @@ class Settings:
     chunking: Mapping[str, Any] = field(default_factory=dict)
     retrieval: Mapping[str, Any] = field(default_factory=dict)
     generation: Mapping[str, Any] = field(default_factory=dict)
+    server: Mapping[str, Any] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
 
     def provider(self, name: str) -> ProviderOptions:
@@ -126,6 +134,9 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",
                              "temperature", "max_answer_tokens", "memory_size",
                              "max_infer_iters"}),
+    # ragloom serve's edge policy: models tenants may name besides the server's own,
+    # Host names served without API keys, per tenant [server.tenants.NAME] lists.
+    "server": frozenset({"allowed_embedders", "allowed_llms", "allowed_hosts", "tenants"}),
 }
 _TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
              *SECTION_KEYS}

@@ -30,9 +30,10 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     )
     from ragloom.server.openai_compat.collections import VectorStoreCollections
     from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.errors import ERROR_RESPONSES, OpenAIRoute
+    from ragloom.server.openai_compat.errors import ERROR_RESPONSES
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
+    from ragloom.server.openai_compat.pooled import pooled_route_class
     from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
     from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
@@ -54,7 +55,9 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         await deps.cpu(ingestor.ensure_started)
         yield
 
-    router = PrefixRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
+    # Sync endpoints run in the server's CPU pool, not Starlette's default one.
+    router = PrefixRouter(prefix="/v1", route_class=pooled_route_class(deps.cpu),
+                          tags=["openai"],
                           lifespan=lifespan, responses=ERROR_RESPONSES)
     # Routes are tried in the order they are added: vector stores (search is the
     # most frequent request) before files; their paths do not overlap.

@@ -24,8 +24,14 @@ from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
 from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
-from ragloom.server.openai_compat.errors import OpenAIError, bad_request, translate
+from ragloom.server.openai_compat.errors import (
+    OpenAIError,
+    bad_request,
+    not_allowed,
+    translate,
+)
 from ragloom.server.openai_compat.knowledge import Knowledge
+from ragloom.server.openai_compat.pooled import stream_in_pool
 from ragloom.stores.memory import dense_values
 from ragloom.types import ChatMessage, QueryMatch, Usage
 
@@ -120,8 +126,7 @@ class ChatCompletions:
             raise bad_request("this server has no language model", "model",
                               code="model_not_available")
         if name != model.name:
-            raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
-                              f"'{model.name}'.", param="model", code="model_not_found")
+            raise not_allowed("model", name, [model.name])
         return model
 
     def prepare(self, body: ChatRequest, tenant: str) -> tuple[list[ChatMessage],
@@ -212,8 +217,7 @@ def usage_json(usage: Usage) -> dict[str, int]:
 def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
     embedder = deps.embedder
     if body.model != embedder.name:
-        raise OpenAIError(404, f"The model '{body.model}' does not exist; this server embeds "
-                          f"with '{embedder.name}'.", param="model", code="model_not_found")
+        raise not_allowed("embedding model", body.model, [embedder.name])
     if body.encoding_format not in ("float", "base64"):
         raise bad_request("encoding_format must be 'float' or 'base64'", "encoding_format")
     if body.dimensions is not None and body.dimensions != embedder.dimension:
@@ -274,7 +278,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
         if not body.stream:
             return await deps.slow(chat.complete, body, tenant)
         messages, matches = await deps.cpu(chat.prepare, body, tenant)
-        return StreamingResponse(chat.stream(body, messages, matches),
+        # The whole generation is one task of the model pool (--model-threads).
+        return StreamingResponse(stream_in_pool(deps.slow, chat.stream(body, messages, matches)),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.post("/embeddings", summary="Embed texts")

@@ -25,7 +25,12 @@ from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
-from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
+from ragloom.server.openai_compat.errors import (
+    bad_request,
+    not_allowed,
+    not_found,
+    translate,
+)
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
     chat_messages,
@@ -77,8 +82,7 @@ class ResponsesEngine:
             raise bad_request("this server has no language model; start it with one",
                               "model", code="model_not_available")
         if name != self.model.name:
-            raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
-                              f"'{self.model.name}'.", param="model", code="model_not_found")
+            raise not_allowed("model", name, [self.model.name])
         return self.model
 
     def stored(self, tenant: str, response_id: str) -> Any:
@@ -246,7 +250,8 @@ class ResponsesEngine:
                            "logprobs": []}
         except Exception as exc:
             log.exception("the model failed while streaming %s", plan.id)
-            error = {"code": "server_error", "message": f"the model failed: {exc}"}
+            failure = translate(exc)
+            error = {"code": failure.code or "server_error", "message": failure.message}
             yield {"type": "error", "code": "server_error", "message": error["message"],
                    "param": None}
             yield {"type": "response.failed",
