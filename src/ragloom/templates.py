@@ -48,8 +48,7 @@ def check_template(template: str, allowed: Iterable[str], *,
             raise _refuse(label, template, f"{{{field}!{conversion}}} has a conversion", names)
         if spec:
             raise _refuse(label, template, f"{{{field}:{spec}}} has a format spec", names)
-        if field not in names and not (prefixes and field.startswith(prefixes)
-                                       and _plain(field)):
+        if field not in names and not any(_keyed(field, p) for p in prefixes):
             raise _refuse(label, template, f"unknown placeholder {{{field}}}", names)
 
 
@@ -65,9 +64,17 @@ def render_template(template: str, values: Mapping[str, Any], *,
     return "".join(out)
 
 
-def _plain(field: str) -> bool:
-    return "[" not in field and "]" not in field and not any(
-        part.startswith("_") or not part for part in field.split("."))
+def _keyed(field: str, prefix: str) -> bool:
+    """Whether ``field`` is ``prefix`` and one plain key: ``metadata.page`` or
+    ``metadata[page]`` (looked up by name in the mapping, never evaluated)."""
+    if not field.startswith(prefix):
+        return False
+    key = field[len(prefix):]
+    if prefix.endswith("["):
+        if not key.endswith("]"):
+            return False
+        key = key[:-1]
+    return bool(key) and not key.startswith("_") and not any(c in key for c in ".[]")
 
 
 def sandboxed_jinja(**options: Any) -> Any:
@@ -79,10 +86,11 @@ def sandboxed_jinja(**options: Any) -> Any:
 
 
 #: The placeholders of a RAG tool ``chunk_template`` (Llama Stack's), besides
-#: ``{metadata.KEY}`` and ``{chunk.metadata.KEY}``.
+#: ``{metadata.KEY}``, ``{metadata[KEY]}`` and the same under ``chunk.`` (names of
+#: the mapping, not Python attribute or item access).
 RAG_TOOL_FIELDS = ("index", "chunk.content", "chunk.chunk_id", "chunk.document_id",
                    "chunk.metadata", "metadata")
-RAG_TOOL_OPEN = ("metadata.", "chunk.metadata.")
+RAG_TOOL_OPEN = ("metadata.", "chunk.metadata.", "metadata[", "chunk.metadata[")
 
 
 def check_rag_tool_template(template: str) -> None:
@@ -93,8 +101,10 @@ def rag_tool_values(index: int, content: str, chunk_id: str, document_id: str,
                     chunk_metadata: Mapping[str, Any], metadata: Mapping[str, Any]
                     ) -> dict[str, Any]:
     """The values a RAG tool ``chunk_template`` may name, by placeholder."""
-    values: dict[str, Any] = {f"chunk.metadata.{k}": v for k, v in chunk_metadata.items()}
-    values.update({f"metadata.{k}": v for k, v in metadata.items()})
+    values: dict[str, Any] = {}
+    for prefix, mapping in (("chunk.metadata", chunk_metadata), ("metadata", metadata)):
+        for key, value in mapping.items():
+            values[f"{prefix}.{key}"] = values[f"{prefix}[{key}]"] = value
     values.update({"index": index, "chunk.content": content, "chunk.chunk_id": chunk_id,
                    "chunk.document_id": document_id, "chunk.metadata": dict(chunk_metadata),
                    "metadata": dict(metadata)})

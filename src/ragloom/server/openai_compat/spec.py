@@ -174,12 +174,12 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     async def vector_io_query(body: VectorIOQuery, tenant: str = tenant_dep) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
-            kb = knowledge.resolve(tenant, body.vector_db_id)
             params = body.params or {}
             top_k = int(params.get("max_chunks", 10))
             if not 1 <= top_k <= MAX_CHUNKS:
                 raise bad_request(f"max_chunks must be between 1 and {MAX_CHUNKS}",
                                   "params.max_chunks")
+            kb = knowledge.resolve(tenant, body.vector_db_id)
             options = search_options(params, "params").with_(top_k=top_k)
             matches = kb.search(content_text(body.query, "query"), options).matches
             return {"chunks": [chunk_json(m) for m in matches],
