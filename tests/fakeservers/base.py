@@ -152,10 +152,10 @@ class FakeServer:
             handler.send_header("Connection", "close")
             handler.end_headers()
             for chunk in response.chunks:
-                handler.wfile.write(chunk)
-                handler.wfile.flush()
                 if self.chunk_delay:
                     time.sleep(self.chunk_delay)
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
             return
         data = json.dumps(response.body).encode()
         handler.send_header("Content-Length", str(len(data)))

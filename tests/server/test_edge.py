@@ -57,7 +57,7 @@ def chunked_post(port: int, path: str, total: int, headers: dict[str, str] | Non
             sock.settimeout(2)
             try:
                 sock.sendall(b"%x\r\n" % len(PIECE) + PIECE + b"\r\n")
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 break  # the server stopped reading
             sent += len(PIECE)
     except (BrokenPipeError, ConnectionResetError):
@@ -70,7 +70,7 @@ def chunked_post(port: int, path: str, total: int, headers: dict[str, str] | Non
             if not piece:
                 break
             data += piece
-    except (ConnectionResetError, TimeoutError, socket.timeout):
+    except (ConnectionResetError, TimeoutError):
         pass
     finally:
         sock.close()
