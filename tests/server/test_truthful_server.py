@@ -59,6 +59,9 @@ def test_fifty_streams_finish_while_sync_routes_answer(tmp_path: Path) -> None:
         latencies.sort()
         p95 = latencies[int(len(latencies) * 0.95) - 1] if len(latencies) > 1 else latencies[0]
         assert p95 < 1.0, f"GET /v1/files p95 {p95:.2f} s while 50 streams ran"
+        model = server.state.models.model()
+        assert model.most_streaming <= server.state.settings.model_threads, (
+            f"{model.most_streaming} generations at once")
     finally:
         server.stop()
 

@@ -9,6 +9,7 @@ records every call.
 from __future__ import annotations
 
 import re
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -71,6 +72,10 @@ class ScriptedModel:
         self._replies = list(replies)
         self._name = name
         self.token_delay = token_delay  # seconds before each streamed word (a slow model)
+        #: Streams running now, and the most that ever ran at once.
+        self.streaming = 0
+        self.most_streaming = 0
+        self._count = threading.Lock()
         self.calls: list[list[ChatMessage]] = []
 
     @property
@@ -110,11 +115,18 @@ class ScriptedModel:
         max_tokens: int | None = None,
     ) -> Iterator[ChatDelta]:
         response = self.chat(messages, tools=tools, stop=stop)
-        for word in re.findall(r"\S+\s*", response.text):
-            if self.token_delay:
-                time.sleep(self.token_delay)
-            yield ChatDelta(text=word)
-        yield ChatDelta(response=response)
+        with self._count:
+            self.streaming += 1
+            self.most_streaming = max(self.most_streaming, self.streaming)
+        try:
+            for word in re.findall(r"\S+\s*", response.text):
+                if self.token_delay:
+                    time.sleep(self.token_delay)
+                yield ChatDelta(text=word)
+            yield ChatDelta(response=response)
+        finally:
+            with self._count:
+                self.streaming -= 1
 
 
 def create_embedder(model: str, *, provider: str = "fake", **options: object) -> HashingEmbedder:
