@@ -354,3 +354,21 @@ def test_ready_and_health_need_no_key(served: tuple[int, str, Any]) -> None:
     started = time.perf_counter()
     assert httpx.get(f"http://127.0.0.1:{port}/api/jobs").status_code == 401
     assert time.perf_counter() - started < 5
+
+
+def test_server_table_of_ragloom_toml_and_flags(tmp_path: Path) -> None:
+    from ragloom.cli.serve_cmd import edge_policy
+    from ragloom.config import load_settings
+    from ragloom.errors import ConfigurationError
+
+    (tmp_path / "ragloom.toml").write_text(
+        '[server]\nallowed_embedders = ["fake:hashing-32"]\nallowed_hosts = ["rag.lan"]\n'
+        '[server.tenants.acme]\nallowed_llms = ["fake:other"]\n')
+    settings = load_settings(env={}, cwd=tmp_path, user_config=tmp_path / "none.toml")
+    policy = edge_policy(settings.server, ["fake:hashing-16"], [], [])
+    assert policy["allowed_embedders"] == ("fake:hashing-32", "fake:hashing-16")
+    assert policy["allowed_hosts"] == ("rag.lan",)
+    assert policy["tenant_models"] == {"acme": ("fake:other",)}
+    (tmp_path / "ragloom.toml").write_text('[server]\nallowed_embedder = ["x"]\n')
+    with pytest.raises(ConfigurationError, match="allowed_embedder"):
+        load_settings(env={}, cwd=tmp_path, user_config=tmp_path / "none.toml")

@@ -169,3 +169,36 @@ def test_a_locked_database_fails_the_job_and_the_worker_goes_on(
             assert client.get("/ready").status_code == 200
     finally:
         server.stop()
+
+
+def test_settings_are_read_once_at_start_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    import ragloom.config
+
+    with caplog.at_level(logging.INFO, logger="ragloom.server"):
+        server = start_server(tmp_path / "ragloom.db", rate_limit=0)
+    try:
+        assert any("settings: embedder fake:hashing-64" in r.getMessage()
+                   for r in caplog.records)
+
+        def no_reading(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("settings read while serving")
+
+        monkeypatch.setattr(ragloom.config, "load_settings", no_reading)
+        (tmp_path / "ragloom.toml").write_text('embedder = "hf:nothing"\n')
+        monkeypatch.chdir(tmp_path)
+        with server.client() as client:
+            made = client.post("/api/knowledge-bases", json={"name": "other",
+                                                             "embedder": "fake:hashing-32"})
+            assert made.status_code == 201
+            job = client.post("/api/knowledge-bases/other/documents/text",
+                              json={"text": "words here", "source": "s"}).json()
+            assert wait_job(client, job["id"])["status"] == "completed"
+            chat = client.post("/v1/chat/completions", json={
+                "model": "fake:echo", "messages": [{"role": "user", "content": "hi"}]})
+            assert chat.status_code == 200
+    finally:
+        server.stop()
