@@ -268,16 +268,23 @@ def test_per_tenant_allow_list(tmp_path: Path) -> None:
     keys = {name: KeyStore(database).create_key(name).key for name in ("acme", "other")}
     database.close()
     server = start_server(tmp_path / "ragloom.db", rate_limit=0,
-                          tenant_models={"acme": ("fake:hashing-16",)})
+                          tenant_models={"acme": ("fake:hashing-16", "fake:other")})
     try:
         body = {"name": "wide", "embedder": "fake:hashing-16"}
+        chat = {"model": "fake:other", "messages": [{"role": "user", "content": "hi"}]}
         with server.client(keys["acme"]) as acme:
             assert acme.post("/api/knowledge-bases", json=body).status_code == 201
+            answered = acme.post("/v1/chat/completions", json=chat)
+            assert answered.status_code == 200, answered.text
+            assert answered.json()["choices"][0]["message"]["content"] == "I don't know."
+            assert "fake:other" in [m["id"] for m in acme.get("/v1/models").json()["data"]]
         with server.client(keys["other"]) as other:
             refused = other.post("/api/knowledge-bases", json=body)
             assert refused.status_code == 400
             assert "fake:hashing-16" not in refused.json()["error"]["message"].split(
                 "allowed:")[1]
+            assert other.post("/v1/chat/completions", json=chat).status_code == 400
+            assert "fake:other" not in [m["id"] for m in other.get("/v1/models").json()["data"]]
     finally:
         server.stop()
 

@@ -66,6 +66,7 @@ class SharedModels:
         self.config: Settings = config if config is not None else Settings()
         self._embedders: dict[str, EmbeddingProvider] = {}
         self._model: tuple[ModelProvider | None] | None = None
+        self._others: dict[str, ModelProvider | None] = {}
         self._lock = threading.Lock()
 
     def embedder(self, name: str | None = None) -> EmbeddingProvider:
@@ -79,11 +80,19 @@ class SharedModels:
                 self._embedders[name] = build_embedder(replace(self.config, embedder=name))
             return self._embedders[name]
 
-    def model(self) -> ModelProvider | None:
+    def model(self, name: str | None = None) -> ModelProvider | None:
+        """The server's chat model, or another one by ``name`` (loaded once; an
+        allow-listed model a tenant names)."""
         from dataclasses import replace
 
         from ragloom.config import build_model
 
+        if name is not None and name != self.llm:
+            with self._lock:
+                if name not in self._others:
+                    self._others[name] = build_model(replace(self.config, llm=name,
+                                                             fallback_llm=None))
+                return self._others[name]
         with self._lock:
             if self._model is None:
                 self._model = (build_model(replace(

@@ -89,6 +89,7 @@ class ServerState:
     #: Why a router that should serve is not mounted (``/ready`` answers 503).
     mount_error: str | None = None
     cpu_work: CpuWork = field(default_factory=CpuWork)
+    _tenant_names: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def build(cls, settings: ServerSettings) -> ServerState:
@@ -137,6 +138,16 @@ class ServerState:
             self.startup_error = f"loading the models failed ({type(exc).__name__}); see the log"
             log.exception("loading the models failed")
         self.ready.set()
+
+    def tenant_name(self, tenant_id: str) -> str | None:
+        """A tenant's name by id (the allow-lists are per tenant name), remembered."""
+        names = self._tenant_names
+        if tenant_id not in names:
+            row = self.db.one("SELECT name FROM tenants WHERE id = ?", (tenant_id,))
+            if len(names) > 10_000:
+                names.clear()
+            names[tenant_id] = str(row[0]) if row else None
+        return names[tenant_id]
 
     def not_ready(self) -> str | None:
         """Why the server is not ready (``/ready`` says it with 503), or None."""

@@ -28,6 +28,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         spec,
         vector_stores,
     )
+    from ragloom.server.openai_compat.chooser import ModelChooser
     from ragloom.server.openai_compat.collections import VectorStoreCollections
     from ragloom.server.openai_compat.db import MetaDB
     from ragloom.server.openai_compat.errors import ERROR_RESPONSES
@@ -65,7 +66,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     vector_stores.add_routes(router, api)
     files.add_routes(router, deps, db, purger)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
-                             clock=deps.clock)
+                             clock=deps.clock, chooser=ModelChooser(deps))
     responses_routes.add_routes(router, deps, engine)
     knowledge = Knowledge(deps, db, collections)
     inference.add_routes(router, deps, knowledge)

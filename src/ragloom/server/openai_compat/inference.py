@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
+from ragloom.server.openai_compat.chooser import ModelChooser
 from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import (
@@ -119,20 +120,15 @@ class ChatCompletions:
     def __init__(self, deps: OpenAIDeps, knowledge: Knowledge) -> None:
         self.deps = deps
         self.knowledge = knowledge
+        self.chooser = ModelChooser(deps)
 
     def model(self, name: str) -> ModelProvider:
-        model = self.deps.model
-        if model is None:
-            raise bad_request("this server has no language model", "model",
-                              code="model_not_available")
-        if name != model.name:
-            raise not_allowed("model", name, [model.name])
-        return model
+        return self.chooser.get(name)
 
     def prepare(self, body: ChatRequest, tenant: str) -> tuple[list[ChatMessage],
                                                                list[QueryMatch]]:
         body.check()
-        self.model(body.model)
+        self.chooser.check(body.model, tenant)
         messages = to_messages(body.messages)
         if not body.knowledge_bases and not body.vector_store_ids:
             return messages, []
@@ -253,19 +249,19 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
 
     tenant_dep = Depends(owner)
 
-    def models() -> list[dict[str, Any]]:
-        names = [deps.model.name] if deps.model is not None else []
+    def models(tenant: str) -> list[dict[str, Any]]:
+        names = chat.chooser.allowed(tenant)
         names.append(deps.embedder.name)
         return [{"id": name, "object": "model", "created": 0, "owned_by": "ragloom"}
                 for name in names]
 
     @router.get("/models", summary="The models this server serves")
     def list_models(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"object": "list", "data": models()}
+        return {"object": "list", "data": models(tenant)}
 
     @router.get("/models/{model_id:path}", summary="One model")
     def get_model(model_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        for model in models():
+        for model in models(tenant):
             if model["id"] == model_id:
                 return model
         raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",

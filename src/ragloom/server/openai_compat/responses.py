@@ -21,13 +21,13 @@ from typing import Any
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
 from ragloom.server.openai_compat import expiry
+from ragloom.server.openai_compat.chooser import ModelChooser
 from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
 from ragloom.server.openai_compat.errors import (
     bad_request,
-    not_allowed,
     not_found,
     translate,
 )
@@ -69,8 +69,10 @@ class Plan:
 class ResponsesEngine:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections,
                  model: ModelProvider | None, max_answer_tokens: int,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 chooser: ModelChooser | None = None) -> None:
         self.clock = clock
+        self.chooser = chooser
         self.db = db
         self.collections = collections
         self.model = model
@@ -78,12 +80,12 @@ class ResponsesEngine:
 
     # ------------------------------------------------------------------ planning
     def _model(self, name: str) -> ModelProvider:
-        if self.model is None:
-            raise bad_request("this server has no language model; start it with one",
-                              "model", code="model_not_available")
-        if name != self.model.name:
-            raise not_allowed("model", name, [self.model.name])
-        return self.model
+        if self.chooser is None:
+            if self.model is None:
+                raise bad_request("this server has no language model; start it with one",
+                                  "model", code="model_not_available")
+            return self.model
+        return self.chooser.get(name)
 
     def stored(self, tenant: str, response_id: str) -> Any:
         row = self.db.row("SELECT * FROM oai_responses WHERE id = ? AND tenant = ?",
@@ -94,7 +96,10 @@ class ResponsesEngine:
 
     def plan(self, request: ResponseCreate, tenant: str) -> Plan:
         request.check()
-        self._model(request.model)
+        if self.chooser is not None:
+            self.chooser.check(request.model, tenant)
+        else:
+            self._model(request.model)
         tool = request.file_search()
         history: list[dict[str, str]] = []
         if request.previous_response_id:
