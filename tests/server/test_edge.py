@@ -119,6 +119,8 @@ def test_unauthenticated_chunked_upload_is_refused_before_it_is_read(
                                       content_type=MULTIPART,
                                       prefix=FILE_PART.replace(b"FIELD", b"files"))
     after = process.memory_info().rss
+    print(f"\nunauthenticated 300 MB chunked: {status}, {sent / MB:.1f} MB sent, "
+          f"RSS {(after - before) / MB:+.1f} MB")
     assert status == 401, body
     assert b"API key" in body
     assert sent <= 16 * MB, f"the client could push {sent / MB:.0f} MB"
@@ -141,6 +143,8 @@ def test_authenticated_chunked_body_over_the_limit_is_413(
     before = process.memory_info().rss
     status, sent, body = chunked_post(port, path, 300 * MB, {"Authorization": f"Bearer {key}"},
                                       content_type=content_type, prefix=prefix)
+    print(f"\n{path}: {status}, {sent / MB:.1f} MB sent, "
+          f"RSS {(process.memory_info().rss - before) / MB:+.1f} MB")
     assert status == 413, body
     assert b"request_too_large" in body
     assert sent <= 24 * MB, f"the client could push {sent / MB:.0f} MB"
@@ -379,3 +383,22 @@ def test_server_table_of_ragloom_toml_and_flags(tmp_path: Path) -> None:
     (tmp_path / "ragloom.toml").write_text('[server]\nallowed_embedder = ["x"]\n')
     with pytest.raises(ConfigurationError, match="allowed_embedder"):
         load_settings(env={}, cwd=tmp_path, user_config=tmp_path / "none.toml")
+
+
+def test_edge_helpers() -> None:
+    from ragloom.server.edge import host_name, is_upload_route, keyless_refusal, route_path
+
+    assert route_path({"path": "/proxy/api/x", "root_path": "/proxy"}) == "/api/x"
+    assert route_path({"path": "/api/x", "root_path": ""}) == "/api/x"
+    assert [host_name(h) for h in ("LocalHost:80", "[::1]:9", "127.0.0.1", "[::1]")] == [
+        "localhost", "[::1]", "127.0.0.1", "[::1]"]
+    assert is_upload_route("POST", "/api/knowledge-bases/kb/documents")
+    assert not is_upload_route("POST", "/api/knowledge-bases/kb/documents/text")
+    assert is_upload_route("POST", "/v1/files") and not is_upload_route("GET", "/v1/files")
+    local = {"host": "127.0.0.1:8321"}
+    assert keyless_refusal("POST", local, frozenset()) is None
+    assert keyless_refusal("POST", {**local, "origin": "http://127.0.0.1:8321"},
+                           frozenset()) is None
+    assert keyless_refusal("POST", {**local, "origin": "http://127.0.0.1:9999"}, frozenset())
+    assert keyless_refusal("GET", {"host": "rag.lan"}, frozenset())
+    assert keyless_refusal("GET", {"host": "rag.lan:80"}, frozenset({"rag.lan"})) is None

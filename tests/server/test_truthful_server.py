@@ -60,6 +60,8 @@ def test_fifty_streams_finish_while_sync_routes_answer(tmp_path: Path) -> None:
         p95 = latencies[int(len(latencies) * 0.95) - 1] if len(latencies) > 1 else latencies[0]
         assert p95 < 1.0, f"GET /v1/files p95 {p95:.2f} s while 50 streams ran"
         model = server.state.models.model()
+        print(f"\n50 streams: GET /v1/files p95 {p95 * 1000:.0f} ms over {len(latencies)} "
+              f"requests, at most {model.most_streaming} generations at once")
         assert model.most_streaming <= server.state.settings.model_threads, (
             f"{model.most_streaming} generations at once")
     finally:
@@ -92,6 +94,7 @@ def test_hosted_model_sees_at_most_model_threads_calls(
             assert len(results) == 12
             assert "Hello" in results[0]
             assert len([r for r in fake.requests if r.path == "/v1/chat/completions"]) == 12
+            print(f"\nhosted model: {fake.max_in_flight} concurrent calls at most")
             assert fake.max_in_flight <= 2, fake.max_in_flight
         finally:
             server.stop()

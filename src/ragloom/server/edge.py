@@ -59,6 +59,12 @@ def host_name(host_header: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
+def route_path(scope: Scope) -> str:
+    """The path routes match: without the root path (behind a proxy's sub-path)."""
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    return path[len(root):] if root and path.startswith(root) else path
+
+
 def is_upload_route(method: str, path: str) -> bool:
     return method == "POST" and any(pattern.match(path) for pattern in UPLOAD_ROUTES)
 
@@ -120,7 +126,7 @@ class EdgeMiddleware:
             why = keyless_refusal(method, headers, self.allowed_hosts)
             if why is not None:
                 raise ApiError(403, why, type="permission_error", code="forbidden_origin")
-        path = str(scope.get("path", ""))
+        path = route_path(scope)
         if path.startswith(PROTECTED_PREFIXES):
             client = scope.get("client")
             host = client[0] if client else None
@@ -140,7 +146,7 @@ class EdgeMiddleware:
         return self.max_upload_bytes if is_upload_route(method, path) else self.max_json_bytes
 
     async def _serve_capped(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limit = self._limit(str(scope.get("method", "GET")), str(scope.get("path", "")))
+        limit = self._limit(str(scope.get("method", "GET")), route_path(scope))
         received = 0
         over = False
         started = False
