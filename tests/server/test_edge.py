@@ -402,3 +402,16 @@ def test_edge_helpers() -> None:
     assert keyless_refusal("POST", {**local, "origin": "http://127.0.0.1:9999"}, frozenset())
     assert keyless_refusal("GET", {"host": "rag.lan"}, frozenset())
     assert keyless_refusal("GET", {"host": "rag.lan:80"}, frozenset({"rag.lan"})) is None
+
+
+def test_document_list_is_bounded_and_read_with_limit(keyless: LiveServer) -> None:
+    with keyless.client() as client:
+        client.post("/api/knowledge-bases", json={"name": "many"})
+        for i in range(3):
+            job = client.post("/api/knowledge-bases/many/documents/text?wait=10",
+                              json={"text": f"document number {i}", "source": f"s{i}"})
+            assert job.status_code in (200, 202)
+        listed = client.get("/api/knowledge-bases/many/documents", params={"limit": 2})
+        assert [d["source"] for d in listed.json()["data"]] == ["s0", "s1"]
+        assert client.get("/api/knowledge-bases/many/documents",
+                          params={"limit": 5000}).status_code == 400
