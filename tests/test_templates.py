@@ -63,3 +63,17 @@ def test_chat_templates_are_sandboxed() -> None:
     mutate = env.from_string("{{ messages.append(1) }}")
     with pytest.raises(SecurityError):
         mutate.render(messages=[])
+
+
+def test_no_unsandboxed_jinja_environment_in_the_source() -> None:
+    import re
+    from pathlib import Path
+
+    import ragloom
+
+    root = Path(ragloom.__file__).parent
+    pattern = re.compile(r"jinja2\.(Environment|Template)\(|from jinja2 import .*"
+                         r"\b(Environment|Template)\b")
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if pattern.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
