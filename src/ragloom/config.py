@@ -36,6 +36,13 @@ A ``ragloom.toml``::
     otel_exporter = "auto"     # auto (OTLP when installed), otlp, console, none
     otel_record_results = false  # document ids and scores on retrieval spans
 
+    [server]                   # ragloom serve: what tenants may name
+    allowed_embedders = ["hf:BAAI/bge-small-en-v1.5"]   # besides the server's own
+    allowed_llms = []
+    allowed_hosts = []         # Host names served without API keys, besides localhost
+    [server.tenants.acme]      # more for one tenant
+    allowed_embedders = ["openai:text-embedding-3-small"]
+
     [providers.openai]
     base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
     timeout = 30                            # seconds
@@ -133,7 +140,11 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",
                              "temperature", "max_answer_tokens", "memory_size",
                              "history_tokens", "max_infer_iters", "grounding"}),
-    "server": frozenset({"otel", "otel_exporter", "otel_record_results"}),
+    # ragloom serve: the edge policy (models tenants may name besides the server's own,
+    # Host names served without API keys, per tenant [server.tenants.NAME] lists) and
+    # OpenTelemetry traces.
+    "server": frozenset({"allowed_embedders", "allowed_llms", "allowed_hosts", "tenants",
+                         "otel", "otel_exporter", "otel_record_results"}),
 }
 _TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
              *SECTION_KEYS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +76,12 @@ class FakeServer:
         self.faults: deque[Fault] = deque()
         self.replies: deque[Reply] = deque()
         self.default_reply = Reply()
+        #: Seconds between streamed chunks (a slow model), and the most requests that
+        #: were ever in progress at once (what a client's concurrency limit bounds).
+        self.chunk_delay = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._count = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -112,6 +119,16 @@ class FakeServer:
         return Handler
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._count:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            self._answer(handler)
+        finally:
+            with self._count:
+                self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(handler.path)
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
@@ -135,6 +152,8 @@ class FakeServer:
             handler.send_header("Connection", "close")
             handler.end_headers()
             for chunk in response.chunks:
+                if self.chunk_delay:
+                    time.sleep(self.chunk_delay)
                 handler.wfile.write(chunk)
                 handler.wfile.flush()
             return

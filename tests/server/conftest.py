@@ -17,6 +17,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 FAKE = {"embedder": "fake:hashing-64", "llm": "fake:echo"}
+#: The operator's allow-list of the test servers: one more embedder than their own.
+ALLOWED = {"allowed_embedders": ("fake:hashing-32",)}
 
 
 @dataclass
@@ -44,7 +46,7 @@ def start_server(db: Path, **settings: Any) -> LiveServer:
     from ragloom.server.settings import ServerSettings
 
     port = free_port()
-    options = {**FAKE, **settings}
+    options = {**FAKE, **ALLOWED, **settings}
     app = create_app(ServerSettings(port=port, db=db, **options))
     server, thread = start_uvicorn(app, port, log_config=None, access_log=False)
     live = LiveServer(url=f"http://127.0.0.1:{port}", app=app, server=server, thread=thread)

@@ -93,9 +93,12 @@ def test_chat_from_a_vector_store(client: openai.OpenAI, model: ScriptedModel) -
 
 
 def test_chat_errors(client: openai.OpenAI) -> None:
-    with pytest.raises(openai.NotFoundError):
+    # A model the operator did not allow: 400 naming the allowed ones (the edge policy).
+    with pytest.raises(openai.BadRequestError) as refused:
         client.chat.completions.create(model="gpt-4o", messages=[{"role": "user",
                                                                   "content": "x"}])
+    assert refused.value.body["code"] == "model_not_allowed"  # type: ignore[index]
+    assert "'fake:echo'" in refused.value.body["message"]  # type: ignore[index]
     with pytest.raises(openai.BadRequestError):
         client.chat.completions.create(model="fake:echo", n=2,
                                        messages=[{"role": "user", "content": "x"}])
@@ -115,8 +118,9 @@ def test_embeddings_float_and_base64(client: openai.OpenAI,
         for item, want in zip(result.data, expected, strict=True):
             np.testing.assert_allclose(item.embedding, want, rtol=1e-6)
         assert result.usage.prompt_tokens == 6
-    with pytest.raises(openai.NotFoundError):
+    with pytest.raises(openai.BadRequestError) as refused:
         client.embeddings.create(model="text-embedding-3-small", input="x")
+    assert embedder.name in refused.value.body["message"]  # type: ignore[index]
     with pytest.raises(openai.BadRequestError):
         client.embeddings.create(model=embedder.name, input="x", dimensions=8)
 

@@ -154,6 +154,6 @@ def test_unsupported_options_are_400(setup: tuple[openai.OpenAI, dict[str, str]]
     ):
         with pytest.raises(openai.BadRequestError):
             client.responses.create(model="fake:scripted", input="x", **kwargs)
-    with pytest.raises(openai.NotFoundError) as info:
+    with pytest.raises(openai.BadRequestError) as info:
         client.responses.create(model="gpt-unknown", input="x")
-    assert info.value.body["code"] == "model_not_found"  # type: ignore[index]
+    assert info.value.body["code"] == "model_not_allowed"  # type: ignore[index]

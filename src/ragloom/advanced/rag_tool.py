@@ -26,6 +26,7 @@ from typing import Any
 from ragloom.errors import InvalidInputError, QueryError
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.retrieval.options import SearchOptions
+from ragloom.templates import check_rag_tool_template, rag_tool_values, render_template
 from ragloom.types import Document, QueryMatch, TextDocument
 
 __all__ = ["RAGDocument", "RAGQueryConfig", "RAGQueryResult", "RagTool"]
@@ -74,6 +75,7 @@ class RAGQueryConfig:
         for name in ("{index}", "{chunk.content}"):
             if name not in self.chunk_template:
                 raise InvalidInputError(f"chunk_template needs {name}")
+        check_rag_tool_template(self.chunk_template)
         kind = self.query_generator_config.get("type", "default")
         if kind not in ("default", "llm"):
             raise InvalidInputError(f"query_generator_config type {kind!r} is not default "
@@ -113,16 +115,6 @@ class RAGQueryResult:
     def to_dict(self) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": item} for item in self.items],
                 "metadata": dict(self.metadata)}
-
-
-@dataclass(frozen=True)
-class _ChunkView:
-    """What ``{chunk.content}`` and friends read in a chunk template."""
-
-    content: str
-    chunk_id: str
-    document_id: str
-    metadata: Mapping[str, Any]
 
 
 def _content_text(content: Any, separator: str) -> str:
@@ -245,9 +237,8 @@ class RagTool:
                               or chunk.document_id)
             metadata = {"document_id": document_id, "chunk_id": chunk.id,
                         "vector_db_id": match.knowledge_base}
-            view = _ChunkView(content=chunk.text, chunk_id=chunk.id, document_id=document_id,
-                              metadata=dict(chunk.metadata))
-            block = config.chunk_template.format(index=index, chunk=view, metadata=metadata)
+            block = render_template(config.chunk_template, rag_tool_values(
+                index, chunk.text, chunk.id, document_id, chunk.metadata, metadata))
             tokens += _approx_tokens(block)
             if tokens > config.max_tokens_in_context and used:
                 break

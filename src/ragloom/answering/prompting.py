@@ -18,6 +18,7 @@ from typing import Any
 from ragloom.answering.sentences import Sentence
 from ragloom.answering.settings import GenerationSettings
 from ragloom.protocols import ModelProvider, TokenCounter
+from ragloom.templates import check_template, render_template
 from ragloom.types import ChatMessage, ChatResponse, Prompt, QueryMatch, TextChunk
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -55,17 +56,19 @@ def augment_user_query(
     """The user message: numbered passages, then the question.
 
     ``chunk_template`` may use ``{number}``, ``{text}``, ``{source}`` and any key named
-    in ``metadata_keys`` (missing keys render empty). Passages past
-    ``max_tokens_in_context`` are left out whole, never cut mid-passage.
+    in ``metadata_keys`` (missing keys render empty); nothing else (no format specs,
+    conversions or attribute access: :func:`ragloom.templates.render_template`).
+    Passages past ``max_tokens_in_context`` are left out whole, never cut mid-passage.
     """
     count: Callable[[str], int] = token_counter.count_tokens if token_counter else _words
+    check_template(chunk_template, ("number", "text", "source", *metadata_keys))
     blocks: list[str] = []
     used = 0
     for number, item in enumerate(context, start=1):
         chunk = item.chunk if isinstance(item, QueryMatch) else item
         values: dict[str, Any] = {key: chunk.metadata.get(key, "") for key in metadata_keys}
         values.update(number=number, text=chunk.text.strip(), source=chunk.source)
-        block = chunk_template.format(**values)
+        block = render_template(chunk_template, values)
         cost = count(block)
         if max_tokens_in_context is not None and used + cost > max_tokens_in_context and blocks:
             break

@@ -34,14 +34,18 @@ from ragloom.cli.common import (
     plain,
     print_json,
     reported_errors,
+    resolve_kb,
     resolve_location,
     side_path,
 )
 from ragloom.cli.graph_cmd import graph_step, graph_summary, print_graph_summary
 from ragloom.cli.remote import ServerOption, server_url
+from ragloom.ingestion.manifest import FailedFiles
 from ragloom.knowledge_base import IngestEvent, IngestReport
 
 MB = 1024 * 1024
+#: Beside the store: the files that failed to parse, by content hash.
+FAILURES_FILE = "ingest-failures.json"
 
 
 def _summary(report: IngestReport) -> None:
@@ -53,8 +57,13 @@ def _summary(report: IngestReport) -> None:
     )
     for source in report.removed:
         out.print(plain(f"  removed {source}"))
+    before = set(report.failed_before)
     for source, reason in report.skipped:
-        out.print(plain(f"  skipped {source}: {reason}"))
+        if source not in before:
+            out.print(plain(f"  skipped {source}: {reason}"))
+    if before:
+        out.print(f"  {len(before)} skipped: failed before and unchanged; --retry-failed to "
+                  "try again", markup=False)
 
 
 def _configure_chunker(knowledge_base: Any, splitter: str | None, chunk_size: int | None,
@@ -148,6 +157,9 @@ def ingest_command(
     chunk_size: Annotated[int | None, typer.Option(
         "--chunk-size", min=1, help="Chunk size in the embedder's tokens (recursive, markdown)",
         show_default=False)] = None,
+    retry_failed: Annotated[bool, typer.Option(
+        "--retry-failed", help="Parse again the files that failed before and have not "
+        "changed (skipped otherwise).")] = False,
     chunk_overlap: Annotated[int | None, typer.Option(
         "--chunk-overlap", min=0, help="Tokens shared by neighbouring chunks",
         show_default=False)] = None,
@@ -204,9 +216,12 @@ def ingest_command(
                                  progress=advance)
                 files = [p for p in paths if p != "-"]
                 if files:
+                    failed = FailedFiles(side_path(db).parent / FAILURES_FILE, resolve_kb(kb))
                     pipeline.run_paths(
                         files, selection=selection, parsing=parsing, sync=sync, report=report,
-                        progress=advance, on_files=lambda n: progress.update(task, total=n))
+                        progress=advance, on_files=lambda n: progress.update(task, total=n),
+                        failed=failed, retry_failed=retry_failed)
+                    failed.save()
             if embedding_cache is not None:
                 _prune_cache(knowledge_base, db)
         finally:

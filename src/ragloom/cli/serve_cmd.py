@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -15,7 +16,7 @@ from ragloom.cli.common import (
     settings_for,
     side_path,
 )
-from ragloom.errors import MissingDependencyError
+from ragloom.errors import ConfigurationError, MissingDependencyError
 
 
 def _require_server_extra() -> None:
@@ -24,6 +25,33 @@ def _require_server_extra() -> None:
             __import__(module)
         except ImportError as exc:
             raise MissingDependencyError(module, "server", "ragloom serve") from exc
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigurationError(f"[server] {where} must be a list of names")
+    return tuple(value)
+
+
+def edge_policy(table: Mapping[str, Any], embedders: Sequence[str], llms: Sequence[str],
+                hosts: Sequence[str]) -> dict[str, Any]:
+    """ServerSettings' allow-lists from ``[server]`` in ragloom.toml and the flags."""
+    tenants: dict[str, tuple[str, ...]] = {}
+    for name, entry in dict(table.get("tenants", {})).items():
+        if not isinstance(entry, Mapping) or set(entry) - {"allowed_embedders",
+                                                            "allowed_llms"}:
+            raise ConfigurationError(f"[server.tenants.{name}] takes allowed_embedders and "
+                                     "allowed_llms")
+        tenants[str(name)] = (
+            *_names(entry.get("allowed_embedders", []), f"tenants.{name}.allowed_embedders"),
+            *_names(entry.get("allowed_llms", []), f"tenants.{name}.allowed_llms"))
+    return {
+        "allowed_embedders": (*_names(table.get("allowed_embedders", []), "allowed_embedders"),
+                              *embedders),
+        "allowed_llms": (*_names(table.get("allowed_llms", []), "allowed_llms"), *llms),
+        "allowed_hosts": (*_names(table.get("allowed_hosts", []), "allowed_hosts"), *hosts),
+        "tenant_models": tenants,
+    }
 
 
 def serve_command(
@@ -61,6 +89,19 @@ def serve_command(
     otel_exporter: Annotated[str | None, typer.Option(
         "--otel-exporter", help="auto, otlp, console or none [default: [server] "
         "otel_exporter or auto]", show_default=False)] = None,
+    allow_embedder: Annotated[list[str], typer.Option(
+        "--allow-embedder", help="An embedder tenants may name for new knowledge bases, "
+        "besides the server's own (repeatable; also [server] allowed_embedders).")
+    ] = [],  # noqa: B006
+    allow_llm: Annotated[list[str], typer.Option(
+        "--allow-llm", help="A language model tenants may name, besides the server's own "
+        "(repeatable; also [server] allowed_llms).")] = [],  # noqa: B006
+    allowed_host: Annotated[list[str], typer.Option(
+        "--allowed-host", help="A Host name served without API keys besides localhost, "
+        "127.0.0.1 and [::1] (repeatable).")] = [],  # noqa: B006
+    max_json_mb: Annotated[float, typer.Option(
+        "--max-json-mb", min=0.001, help="Largest request body that is not an upload, "
+        "in MB (413 above).")] = 16.0,
     job_lease: Annotated[float, typer.Option(
         "--job-lease", min=0.5, help="With --db postgresql://...: seconds a replica's claim "
         "on an ingestion job holds without its heartbeat (then another replica takes it).")
@@ -97,6 +138,8 @@ def serve_command(
             log_level=log_level, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
             rate_limit=rate_limit, insecure_no_auth=insecure_no_auth,
             search_threads=search_threads, model_threads=model_threads,
+            max_json_bytes=int(max_json_mb * 1024 * 1024), config=resolved,
+            **edge_policy(resolved.server, allow_embedder, allow_llm, allowed_host),
             **_otel_settings(resolved.server, otel, otel_exporter))
         if not is_loopback(host) and not insecure_no_auth:
             database = ServerDatabase(settings.server_database)

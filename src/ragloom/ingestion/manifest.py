@@ -12,6 +12,7 @@ it again next time.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections import defaultdict
 from collections.abc import Iterable
@@ -107,3 +108,57 @@ class Manifest:
             if under and not os.path.isfile(path):
                 stale.extend(entries)
         return stale
+
+
+FAILED_BEFORE = "failed before and unchanged"
+
+
+class FailedFiles:
+    """Files that failed to parse, by content hash, so a re-run skips them until they
+    change (``ragloom ingest --retry-failed`` tries them again).
+
+    Kept in a JSON file beside the store (``ingest-failures.json``), per knowledge
+    base: ``{knowledge_base: {path: {"hash": sha256, "reason": text}}}``. A missing
+    or unreadable file is an empty record.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], knowledge_base: str) -> None:
+        self.path = os.fspath(path)
+        self.knowledge_base = knowledge_base
+        self._all: dict[str, dict[str, dict[str, str]]] = {}
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                data = json.load(handle)
+            if isinstance(data, dict):
+                self._all = {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)}
+        except (OSError, ValueError):
+            self._all = {}
+        self._mine = self._all.setdefault(knowledge_base, {})
+
+    def reason(self, path: str, content_hash: str) -> str | None:
+        """Why ``path`` failed last time, when its bytes are still the same; else None."""
+        entry = self._mine.get(path)
+        if isinstance(entry, dict) and entry.get("hash") == content_hash:
+            return str(entry.get("reason") or "it failed to parse")
+        return None
+
+    def record(self, path: str, content_hash: str, reason: str) -> None:
+        self._mine[path] = {"hash": content_hash, "reason": reason}
+
+    def forget(self, path: str) -> None:
+        self._mine.pop(path, None)
+
+    def __len__(self) -> int:
+        return len(self._mine)
+
+    def save(self) -> None:
+        """Write the record (atomically: a temporary file renamed over the old one)."""
+        if not self._mine:
+            self._all.pop(self.knowledge_base, None)
+        folder = os.path.dirname(self.path) or "."
+        os.makedirs(folder, exist_ok=True)
+        temporary = f"{self.path}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(self._all, handle, ensure_ascii=False, indent=1, sort_keys=True)
+        os.replace(temporary, self.path)
+        self._all.setdefault(self.knowledge_base, self._mine)

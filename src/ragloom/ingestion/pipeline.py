@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ragloom.errors import InvalidInputError, StoreError
-from ragloom.ingestion.manifest import Manifest, hash_file
+from ragloom.ingestion.manifest import FAILED_BEFORE, FailedFiles, Manifest, hash_file
 from ragloom.ingestion.report import IngestEvent, IngestReport, ProgressCallback
 from ragloom.ingestion.sources import FileSelection, SourceFile, list_files
 from ragloom.ingestion.transformers import DocumentTransformer, settings_of
@@ -128,10 +128,15 @@ class IngestionPipeline:
         self, paths: Sequence[str], *, selection: FileSelection | None = None,
         parsing: ParseOptions | None = None, sync: bool = False,
         report: IngestReport | None = None, progress: ProgressCallback | None = None,
-        on_files: Callable[[int], None] | None = None,
+        on_files: Callable[[int], None] | None = None, failed: FailedFiles | None = None,
+        retry_failed: bool = False,
     ) -> IngestReport:
         """Ingest files and folders; with ``sync``, remove the documents of files under
-        ``paths`` that no longer exist. ``on_files`` hears how many files will be read."""
+        ``paths`` that no longer exist. ``on_files`` hears how many files will be read.
+
+        With ``failed``, a file that failed to parse before and has not changed since is
+        skipped without parsing (``report.failed_before``) unless ``retry_failed``;
+        ``failed`` is updated with this run's failures (the caller saves it)."""
         started = time.perf_counter()
         report = report if report is not None else IngestReport()
         parsing = parsing or ParseOptions()
@@ -141,9 +146,16 @@ class IngestionPipeline:
         if on_files is not None:
             on_files(len(files))
         writer = Writer(self, report, progress, overlap=True)
+        hashes: dict[str, str] = {}
+        memory = None if failed is None or retry_failed else failed
         try:
-            for kind, path, payload in self._ahead(self._file_items(files, manifest, parsing)):
-                if kind == "skip":
+            for kind, path, payload in self._ahead(
+                    self._file_items(files, manifest, parsing, memory, hashes)):
+                if kind == "failed_before":
+                    report.failed_before.append(path)
+                    writer.emit(IngestEvent(source=path, outcome="skipped",
+                                            reason=f"{FAILED_BEFORE} ({payload})"))
+                elif kind == "skip":
                     writer.emit(IngestEvent(source=path, outcome="skipped",
                                             reason=str(payload)))
                 elif kind == "unchanged":
@@ -154,6 +166,8 @@ class IngestionPipeline:
             writer.finish()
         finally:
             writer.close()
+        if failed is not None:
+            _remember_failures(failed, hashes, report)
         if sync:
             roots = [os.path.abspath(os.path.expanduser(p)) for p in paths]
             stale = manifest.stale_under(roots)
@@ -164,7 +178,8 @@ class IngestionPipeline:
         return report
 
     # ------------------------------------------------------------ reading, threaded
-    def _file_items(self, files: list[SourceFile], manifest: Manifest, parsing: ParseOptions
+    def _file_items(self, files: list[SourceFile], manifest: Manifest, parsing: ParseOptions,
+                    failed: FailedFiles | None = None, hashes: dict[str, str] | None = None
                     ) -> Iterator[tuple[str, str, Any]]:
         """(kind, path, payload) per file: skipped, unchanged, or parsed and split."""
         settings = self.settings
@@ -174,7 +189,8 @@ class IngestionPipeline:
                 if source.reason is not None:
                     yield ("skip", source.path, source.reason)
                     continue
-                item = self._read(source.path, manifest, settings, parsing, worker)
+                item = self._read(source.path, manifest, settings, parsing, worker, failed,
+                                  hashes)
                 if item[0] == "file":
                     item = ("file", item[1], self._presplit(item[2]))
                 yield item
@@ -261,13 +277,35 @@ class IngestionPipeline:
 
     @staticmethod
     def _read(path: str, manifest: Manifest, settings: str, parsing: ParseOptions,
-              worker: ParseWorker) -> tuple[str, str, Any]:
+              worker: ParseWorker, failed: FailedFiles | None = None,
+              hashes: dict[str, str] | None = None) -> tuple[str, str, Any]:
         content_hash = hash_file(path, parsing.limits.max_file_bytes)
         if content_hash is not None:
             current = manifest.unchanged(path, content_hash, settings)
             if current is not None:
                 return ("unchanged", path, current)
+            reason = failed.reason(path, content_hash) if failed is not None else None
+            if reason is not None:
+                return ("failed_before", path, reason)
+            if hashes is not None:
+                hashes[path] = content_hash
         return ("file", path, worker.load(path))
+
+
+def _remember_failures(failed: FailedFiles, hashes: dict[str, str],
+                       report: IngestReport) -> None:
+    """Record the parsed files that gave no document (all skipped), forget the others."""
+    stored: set[str] = set()
+    for source in (*report.new, *report.replaced, *report.unchanged):
+        stored.add(source.partition("#")[0])
+    reasons: dict[str, str] = {}
+    for source, reason in report.skipped:
+        reasons.setdefault(source.partition("#")[0], reason)
+    for path, content_hash in hashes.items():
+        if path in reasons and path not in stored:
+            failed.record(path, content_hash, reasons[path])
+        else:
+            failed.forget(path)
 
 
 def _characters(item: tuple[str, str, Any]) -> int:

@@ -33,6 +33,8 @@ class IngestReport:
     replaced: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: Files skipped without parsing: they failed before and have not changed.
+    failed_before: list[str] = field(default_factory=list)
     chunks_written: int = 0
     texts_embedded: int = 0
     seconds: float = 0.0
@@ -47,7 +49,8 @@ class IngestReport:
         return {
             "new": self.new, "unchanged": self.unchanged, "replaced": self.replaced,
             "skipped": [{"source": s, "reason": r} for s, r in self.skipped],
-            "removed": self.removed, "chunks_written": self.chunks_written,
+            "removed": self.removed, "failed_before": self.failed_before,
+            "chunks_written": self.chunks_written,
             "texts_embedded": self.texts_embedded, "seconds": round(self.seconds, 3),
         }
 

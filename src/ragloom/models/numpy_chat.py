@@ -28,6 +28,7 @@ from ragloom.models.llama_numpy import (
     greedy_tokens,
     sampled_tokens,
 )
+from ragloom.templates import sandboxed_jinja
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Usage
 
 
@@ -65,7 +66,7 @@ class NumpyChat:
         if self._loaded is not None:
             return self._loaded
         try:
-            import jinja2
+            import jinja2  # noqa: F401  (the sandbox below needs it)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise MissingDependencyError(exc.name or "tokenizers", "local") from exc
@@ -79,7 +80,8 @@ class NumpyChat:
         if not source:
             raise ConfigurationError(f"{self._name}: the model in {self._folder} has no chat "
                                      "template; use an instruction-tuned (chat) model")
-        template = jinja2.Environment(keep_trailing_newline=True).from_string(source)
+        # A model folder is data: its template runs sandboxed (no code from a crafted one).
+        template = sandboxed_jinja(keep_trailing_newline=True).from_string(source)
         eos = {tokenizer.token_to_id(t) for t in (config.get("eos_token"), "<|im_end|>",
                                                    "<|endoftext|>") if t}
         generation = self._folder / "generation_config.json"

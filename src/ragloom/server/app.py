@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ragloom._threads import blas_threads
 from ragloom.errors import RagError
 from ragloom.mcp.hosted import mount_mcp
+from ragloom.server.edge import EdgeMiddleware
 from ragloom.server.errors import ApiError, error_body, from_rag_error
 from ragloom.server.native import build_native_router
 from ragloom.server.observability import RequestMiddleware
@@ -71,9 +72,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                   "API under /api and an OpenAI-compatible API under /v1.")
     app.state.ragloom = state
     _install_error_handlers(app)
-    app.add_middleware(RequestMiddleware, metrics=state.metrics,
-                       max_body_bytes=settings.max_upload_bytes)
-    install_tracing(app, settings)  # outermost: its span covers the whole request
+    # The last added runs first: request ids and metrics see every answer, including
+    # the edge policy's refusals, which come before any route; the tracing span is
+    # outermost and covers the whole request.
+    app.add_middleware(EdgeMiddleware, state=state)
+    app.add_middleware(RequestMiddleware, metrics=state.metrics)
+    install_tracing(app, settings)
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)
     mount_web(app)
@@ -87,12 +91,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     @app.get("/ready", response_model=Readiness, tags=["operations"],
              responses={503: {"model": Readiness, "description": "Still loading"}})
     async def ready() -> Any:
-        """200 once the embedding model is loaded and the job worker runs; 503 before."""
+        """200 once the models are loaded, the routers mounted and the job worker runs;
+        503 with the reason before or otherwise."""
         pending = await state.run_cpu(state.jobs.pending_count)
-        body = {"status": "ready" if state.ready.is_set() else "loading",
-                "embedder": settings.embedder, "llm": settings.llm, "jobs_pending": pending,
-                "error": state.startup_error}
-        return JSONResponse(body, status_code=200 if state.ready.is_set() else 503)
+        reason = state.not_ready()
+        status = "ready" if reason is None else (
+            "loading" if not state.ready.is_set() else "failed")
+        body = {"status": status, "embedder": settings.embedder, "llm": settings.llm,
+                "jobs_pending": pending, "error": reason}
+        return JSONResponse(body, status_code=200 if reason is None else 503)
 
     @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
@@ -163,5 +170,10 @@ def _mount_openai_compat(app: FastAPI, state: ServerState) -> None:
 
     deps = build_deps(Deps, state)
     if deps is None:
+        state.mount_error = "the OpenAI-compatible routes (/v1) could not be mounted; see the log"
         return
-    app.include_router(build_router(deps))
+    try:
+        app.include_router(build_router(deps))
+    except Exception:
+        log.exception("mounting /v1 failed")
+        state.mount_error = "the OpenAI-compatible routes (/v1) could not be mounted; see the log"

@@ -163,6 +163,13 @@ class Authenticator:
             self._key_count = (count, time.monotonic())
         return count > 0
 
+    def keys_configured_lately(self) -> bool | None:
+        """:meth:`keys_configured` when that needs no database read, else None."""
+        count, checked = self._key_count
+        if time.monotonic() - checked > _KEY_CHECK_SECONDS:
+            return None
+        return count > 0
+
     def default_tenant(self) -> Tenant:
         if self._default is None:
             self._default = self.keys.tenant(DEFAULT_TENANT)

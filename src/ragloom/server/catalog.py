@@ -23,6 +23,7 @@ from ragloom.protocols import Chunker, EmbeddingProvider, ModelProvider, TokenCo
 from ragloom.server.auth import Tenant
 from ragloom.server.db import ServerDatabase, new_id, now
 from ragloom.server.errors import ApiError, bad_request, not_found
+from ragloom.server.policy import ModelPolicy
 
 _COLUMNS = "id, tenant_id, name, collection, embedder, chunking, metadata, created"
 MAX_NAME = 200
@@ -50,38 +51,59 @@ class SharedModels:
     """One embedder per name and one chat model for the whole server: models load once.
 
     Construction loads nothing; :meth:`warm` loads the default embedder ahead of the
-    first request.
+    first request. ``config`` (a :class:`ragloom.config.Settings`, resolved once at
+    start-up) gives the providers' options; nothing is read from the working
+    directory at request time.
     """
 
-    def __init__(self, default_embedder: str, llm: str, fallback_llm: str | None) -> None:
+    def __init__(self, default_embedder: str, llm: str, fallback_llm: str | None,
+                 config: Any = None) -> None:
+        from ragloom.config import Settings
+
         self.default_embedder = default_embedder
         self.llm = llm
         self.fallback_llm = fallback_llm
+        self.config: Settings = config if config is not None else Settings()
         self._embedders: dict[str, EmbeddingProvider] = {}
         self._model: tuple[ModelProvider | None] | None = None
+        self._others: dict[str, ModelProvider | None] = {}
         self._lock = threading.Lock()
 
     def embedder(self, name: str | None = None) -> EmbeddingProvider:
-        from ragloom.config import build_embedder, load_settings
+        from dataclasses import replace
+
+        from ragloom.config import build_embedder
 
         name = name or self.default_embedder
         with self._lock:
             if name not in self._embedders:
-                self._embedders[name] = build_embedder(load_settings({"embedder": name}))
+                self._embedders[name] = build_embedder(replace(self.config, embedder=name))
             return self._embedders[name]
 
-    def model(self) -> ModelProvider | None:
-        from ragloom.config import build_model, load_settings
+    def model(self, name: str | None = None) -> ModelProvider | None:
+        """The server's chat model, or another one by ``name`` (loaded once; an
+        allow-listed model a tenant names)."""
+        from dataclasses import replace
 
+        from ragloom.config import build_model
+
+        if name is not None and name != self.llm:
+            with self._lock:
+                if name not in self._others:
+                    self._others[name] = build_model(replace(self.config, llm=name,
+                                                             fallback_llm=None))
+                return self._others[name]
         with self._lock:
             if self._model is None:
-                self._model = (build_model(load_settings(
-                    {"llm": self.llm, "fallback_llm": self.fallback_llm})),)
+                self._model = (build_model(replace(
+                    self.config, llm=self.llm, fallback_llm=self.fallback_llm)),)
             return self._model[0]
 
     def warm(self) -> None:
-        """Load the default embedder now (one query embedded)."""
+        """Load the default embedder now (one query embedded) and build the language
+        model (a name no provider knows fails here, not at the first question)."""
         self.embedder().embed_query("warm up")
+        self.model()
 
 
 def make_chunker(chunking: dict[str, Any], embedder: EmbeddingProvider) -> Chunker:
@@ -133,8 +155,9 @@ class Catalog:
     prune_seconds = 30.0
 
     def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels, *,
-                 store_url: str | None = None) -> None:
+                 store_url: str | None = None, policy: ModelPolicy | None = None) -> None:
         self.db = db
+        self.policy = policy
         self.store_path = store_path
         self.store_url = store_url  # a PostgreSQL URL: PgVectorStore collections there
         self.models = models
@@ -153,6 +176,8 @@ class Catalog:
         chunking = dict(chunking or {})
         check_chunking(chunking)
         embedder_name = embedder or self.models.default_embedder
+        if embedder is not None and self.policy is not None:
+            self.policy.check_embedder(tenant.name, embedder)
         try:
             from ragloom.registry import split_name
 
@@ -192,9 +217,13 @@ class Catalog:
             raise not_found("knowledge base", ident)
         return record
 
-    def list(self, tenant: Tenant) -> list[KbRecord]:
-        rows = self.db.all(f"SELECT {_COLUMNS} FROM knowledge_bases WHERE tenant_id = ? "
-                           "ORDER BY created, id", (tenant.id,))
+    def list(self, tenant: Tenant, *, limit: int | None = None) -> list[KbRecord]:
+        sql = (f"SELECT {_COLUMNS} FROM knowledge_bases WHERE tenant_id = ? "
+               "ORDER BY created, id")
+        params: tuple[Any, ...] = (tenant.id,)
+        if limit is not None:
+            sql, params = sql + " LIMIT ?", (tenant.id, limit)
+        rows = self.db.all(sql, params)
         return [KbRecord.from_row(r) for r in rows]
 
     def delete(self, tenant: Tenant, ident: str) -> KbRecord:

@@ -35,6 +35,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -277,6 +278,18 @@ class JobQueue:
                 shutil.rmtree(Path(job.payload["path"]).parent, ignore_errors=True)
 
 
+def unexpected_reason(exc: BaseException) -> str:
+    """What a job that failed unexpectedly tells its client: the kind of failure,
+    never a path, SQL text or traceback (those go to the log)."""
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return ("the database stayed locked while ingesting (another process held it); "
+                "send the file again")
+    if isinstance(exc, RagError):
+        return f"ingestion failed: {type(exc).__name__}; see the server log"
+    return f"the server failed while ingesting ({type(exc).__name__}); see its log"
+
+
 def failure_reason(message: str) -> str:
     return "unsupported_file" if _UNSUPPORTED.search(message) else "invalid_file"
 
@@ -322,26 +335,53 @@ class JobWorker:
             except Exception:  # a missed beat only shortens the lease
                 log.exception("cannot renew the job leases")
 
+    def alive(self) -> bool:
+        """Whether the worker thread runs (``/ready`` answers 503 once it does not)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def _run(self) -> None:
+        # Supervised: no exception ends this loop. A group that fails unexpectedly
+        # fails its jobs with the reason; a database that stays locked is retried.
         while not self._stop.is_set():
             try:
-                jobs = self.queue.next_group(self.batch_files)
-            except RagError:
-                log.exception("cannot read the job table")
-                jobs = []
-            if not jobs:
-                self.queue.wakeup.wait(1.0)
-                self.queue.wakeup.clear()
-                continue
-            self.busy = True
+                self._step()
+            except Exception:
+                log.exception("the ingestion worker failed; it goes on")
+                self._stop.wait(1.0)
+
+    def _step(self) -> None:
+        try:
+            jobs = self.queue.next_group(self.batch_files)
+        except Exception:
+            log.exception("cannot read the job table")
+            jobs = []
+        if not jobs:
+            self.queue.wakeup.wait(1.0)
+            self.queue.wakeup.clear()
+            return
+        self.busy = True
+        try:
+            self.run_group(jobs)
+        except Exception as exc:  # the worker must survive any one group
+            log.exception("ingestion jobs failed")
+            self._fail(jobs, unexpected_reason(exc))
+        finally:
+            self.busy = False
+
+    def _fail(self, jobs: Sequence[Job], message: str) -> None:
+        """Fail ``jobs`` with ``message``; a database still locked gets a few tries."""
+        for attempt in range(5):
             try:
-                self.run_group(jobs)
-            except Exception:  # the worker must survive any one group
-                log.exception("ingestion jobs failed")
-                self.queue.finish([(j, "failed", "server_error", "the server failed while "
-                                    "ingesting; see its log", {}) for j in jobs])
-            finally:
-                self.busy = False
+                self.queue.finish([(j, "failed", "server_error", message, {}) for j in jobs])
+            except Exception:
+                log.exception("cannot record failed jobs (try %d)", attempt + 1)
+                if self._stop.wait(min(5.0, 0.5 * 2 ** attempt)):
+                    return
+            else:
+                if self.on_finish is not None:
+                    for _job in jobs:
+                        self.on_finish("failed")
+                return
 
     def _load_file(self, job: Job) -> tuple[list[TextDocument], str | None]:
         if not job.payload.get("stored"):

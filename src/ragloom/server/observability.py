@@ -6,9 +6,8 @@ while the request runs, including the line that closes it with status and time.
 ``--log-format json`` writes one JSON object per line. Metrics live in a registry
 of the app's own (no process-wide collector), served at ``/metrics``.
 
-The middleware also refuses bodies larger than ``max_upload_bytes`` with 413 from
-their ``Content-Length`` before reading them (a body without one is counted as it
-is read by the routes that accept uploads).
+Body size limits, authentication and the keyless host checks are the edge
+policy's (:mod:`ragloom.server.edge`), which runs inside this middleware.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from ragloom.server.errors import error_body
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 log = logging.getLogger("ragloom.server.access")
@@ -95,12 +92,11 @@ class Metrics:
 
 
 class RequestMiddleware:
-    """Request id, timing, access log line, metrics and the body size limit."""
+    """Request id, timing, access log line and metrics."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
-        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -126,11 +122,7 @@ class RequestMiddleware:
 
         self.metrics.in_flight.inc()
         try:
-            length = headers.get("content-length", "")
-            if length.isdigit() and int(length) > self.max_body_bytes:
-                await _too_large(send_with_id, self.max_body_bytes)
-            else:
-                await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive, send_with_id)
         finally:
             self.metrics.in_flight.dec()
             seconds = time.perf_counter() - started
@@ -144,11 +136,3 @@ class RequestMiddleware:
                             "client": client[0] if client else None})
             request_id_var.reset(token)
 
-
-async def _too_large(send: Any, limit: int) -> None:
-    body = json.dumps(error_body(f"the request body is larger than the limit of {limit} bytes",
-                                 "invalid_request_error", "request_too_large")).encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})

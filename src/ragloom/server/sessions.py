@@ -69,9 +69,9 @@ class SessionStore:
             raise not_found("chat session", session_id)
         return self._session(row)
 
-    def list_sessions(self, tenant: Tenant) -> list[Session]:
+    def list_sessions(self, tenant: Tenant, limit: int = 1000) -> list[Session]:
         rows = self.db.all("SELECT id, tenant_id, title, knowledge_bases, created FROM sessions "
-                           "WHERE tenant_id = ? ORDER BY created, id", (tenant.id,))
+                           "WHERE tenant_id = ? ORDER BY created, id LIMIT ?", (tenant.id, limit))
         return [self._session(r) for r in rows]
 
     def delete(self, tenant: Tenant, session_id: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ragloom.errors import ConfigurationError
 from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL
@@ -31,6 +31,15 @@ class ServerSettings:
     processes (replicas) on one database serve the same tenants. ``job_lease_seconds``
     is how long a replica's claim on a job holds without its heartbeat: after that,
     another replica runs the job.
+
+    The edge policy (:mod:`ragloom.server.edge`): ``max_json_bytes`` bounds a body
+    that is not an upload; ``allowed_hosts`` are ``Host`` names served without API
+    keys besides the loopback ones. ``allowed_embedders`` and ``allowed_llms`` are
+    the models a tenant may name besides the server's own ``embedder`` and ``llm``;
+    ``tenant_models`` adds names for one tenant (tenant name -> model names).
+    ``config`` is the resolved ``ragloom.toml`` / environment settings (provider
+    base URLs, retries), read once at start-up; None resolves them when the app is
+    built.
     """
 
     host: str = "127.0.0.1"
@@ -56,13 +65,19 @@ class ServerSettings:
     otel: bool = False
     otel_exporter: str = "auto"
     otel_record_results: bool = False
+    max_json_bytes: int = 16 * 1024 * 1024
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_embedders: tuple[str, ...] = ()
+    allowed_llms: tuple[str, ...] = ()
+    tenant_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    config: Any = None
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.log_format not in ("text", "json"):
             raise ConfigurationError("log_format is text or json")
-        if self.max_upload_bytes < 1:
-            raise ConfigurationError("max_upload_bytes must be positive")
+        if self.max_upload_bytes < 1 or self.max_json_bytes < 1:
+            raise ConfigurationError("max_upload_bytes and max_json_bytes must be positive")
         if self.rate_limit < 0:
             raise ConfigurationError("rate_limit is requests per minute, 0 for no limit")
         if self.search_threads < 1 or self.model_threads < 1:

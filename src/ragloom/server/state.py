@@ -25,6 +25,7 @@ from ragloom.server.catalog import Catalog, SharedModels
 from ragloom.server.db import ServerDatabase
 from ragloom.server.jobs import JobQueue, JobWorker
 from ragloom.server.observability import Metrics
+from ragloom.server.policy import ModelPolicy
 from ragloom.server.sessions import SessionStore
 from ragloom.server.settings import ServerSettings
 
@@ -82,17 +83,34 @@ class ServerState:
     metrics: Metrics
     search_limiter: anyio.CapacityLimiter
     model_limiter: anyio.CapacityLimiter
+    policy: ModelPolicy
     ready: threading.Event = field(default_factory=threading.Event)
     startup_error: str | None = None
+    #: Why a router that should serve is not mounted (``/ready`` answers 503).
+    mount_error: str | None = None
     cpu_work: CpuWork = field(default_factory=CpuWork)
+    _tenant_names: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def build(cls, settings: ServerSettings) -> ServerState:
-        """Wire everything; opens no file and loads no model yet."""
+        """Wire everything; opens no file and loads no model yet. The providers'
+        settings (``ragloom.toml``, environment) are resolved here, once, and logged."""
+        config = settings.config
+        if config is None:
+            from ragloom.config import load_settings
+
+            config = load_settings({"embedder": settings.embedder, "llm": settings.llm,
+                                    "fallback_llm": settings.fallback_llm})
+        policy = ModelPolicy.from_settings(settings)
+        log.info("settings: embedder %s, llm %s, providers %s, from %s; tenants may name "
+                 "embedders %s and llms %s", settings.embedder, settings.llm,
+                 sorted(config.providers), ", ".join(config.sources) or "defaults",
+                 list(policy.embedders), list(policy.llms))
         db = ServerDatabase(settings.server_database)
         keys = KeyStore(db)
-        models = SharedModels(settings.embedder, settings.llm, settings.fallback_llm)
-        catalog = Catalog(db, settings.db, models, store_url=settings.database_url)
+        models = SharedModels(settings.embedder, settings.llm, settings.fallback_llm, config)
+        catalog = Catalog(db, settings.db, models, store_url=settings.database_url,
+                          policy=policy)
         jobs = JobQueue(db, settings.files_dir, lease_seconds=settings.job_lease_seconds)
         metrics = Metrics()
         worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
@@ -102,7 +120,7 @@ class ServerState:
                    auth=Authenticator(keys, rate_limit=settings.rate_limit,
                                       insecure_no_auth=settings.insecure_no_auth),
                    models=models, catalog=catalog, jobs=jobs, worker=worker,
-                   sessions=SessionStore(db), metrics=metrics,
+                   sessions=SessionStore(db), metrics=metrics, policy=policy,
                    search_limiter=anyio.CapacityLimiter(settings.search_threads),
                    model_limiter=anyio.CapacityLimiter(settings.model_threads))
 
@@ -117,9 +135,31 @@ class ServerState:
             if self.settings.warm_models:
                 self.models.warm()
         except Exception as exc:  # reported by /ready, the server still serves what it can
-            self.startup_error = f"{type(exc).__name__}: {exc}"
-            log.exception("loading the embedding model failed")
+            self.startup_error = f"loading the models failed ({type(exc).__name__}); see the log"
+            log.exception("loading the models failed")
         self.ready.set()
+
+    def tenant_name(self, tenant_id: str) -> str | None:
+        """A tenant's name by id (the allow-lists are per tenant name), remembered."""
+        names = self._tenant_names
+        if tenant_id not in names:
+            row = self.db.one("SELECT name FROM tenants WHERE id = ?", (tenant_id,))
+            if len(names) > 10_000:
+                names.clear()
+            names[tenant_id] = str(row[0]) if row else None
+        return names[tenant_id]
+
+    def not_ready(self) -> str | None:
+        """Why the server is not ready (``/ready`` says it with 503), or None."""
+        if not self.ready.is_set():
+            return "loading the models"
+        if self.startup_error is not None:
+            return self.startup_error
+        if self.mount_error is not None:
+            return self.mount_error
+        if not self.worker.alive():
+            return "the ingestion worker is not running; see the log"
+        return None
 
     def stop(self) -> None:
         self.worker.stop()

@@ -819,14 +819,15 @@ class SqliteVectorStore:
                 "WHERE collection_id = ? AND source = ?", (self._cid, source)).fetchone()
         return None if row is None else document_from_row(row)
 
-    def list_documents(self) -> list[StoredDocument]:
-        """Every document of the collection, ordered by source."""
+    def list_documents(self, limit: int | None = None) -> list[StoredDocument]:
+        """Every document of the collection (the first ``limit``), ordered by source."""
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
             rows = conn.execute(
                 f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
-                "ORDER BY source", (self._cid,)).fetchall()
+                "ORDER BY source LIMIT ?", (self._cid, -1 if limit is None else limit)
+            ).fetchall()
         return [document_from_row(row) for row in rows]
 
     def list_collections(self) -> list[CollectionStats]:

@@ -9,6 +9,7 @@ records every call.
 from __future__ import annotations
 
 import re
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -65,10 +66,16 @@ class ScriptedModel:
     """A chat model that replies from a list (cycled) or a function of the messages."""
 
     def __init__(
-        self, replies: Sequence[Reply] = ("I don't know.",), *, name: str = "fake:scripted"
+        self, replies: Sequence[Reply] = ("I don't know.",), *, name: str = "fake:scripted",
+        token_delay: float = 0.0,
     ) -> None:
         self._replies = list(replies)
         self._name = name
+        self.token_delay = token_delay  # seconds before each streamed word (a slow model)
+        #: Streams running now, and the most that ever ran at once.
+        self.streaming = 0
+        self.most_streaming = 0
+        self._count = threading.Lock()
         self.calls: list[list[ChatMessage]] = []
 
     @property
@@ -108,9 +115,18 @@ class ScriptedModel:
         max_tokens: int | None = None,
     ) -> Iterator[ChatDelta]:
         response = self.chat(messages, tools=tools, stop=stop)
-        for word in re.findall(r"\S+\s*", response.text):
-            yield ChatDelta(text=word)
-        yield ChatDelta(response=response)
+        with self._count:
+            self.streaming += 1
+            self.most_streaming = max(self.most_streaming, self.streaming)
+        try:
+            for word in re.findall(r"\S+\s*", response.text):
+                if self.token_delay:
+                    time.sleep(self.token_delay)
+                yield ChatDelta(text=word)
+            yield ChatDelta(response=response)
+        finally:
+            with self._count:
+                self.streaming -= 1
 
 
 def create_embedder(model: str, *, provider: str = "fake", **options: object) -> HashingEmbedder:
@@ -121,7 +137,9 @@ def create_embedder(model: str, *, provider: str = "fake", **options: object) ->
 
 
 def create_model(model: str, *, provider: str = "fake", **options: object) -> ScriptedModel:
-    """Registry entry: ``fake:echo`` repeats the question; anything else says it doesn't know."""
-    if model == "echo":
-        return ScriptedModel([lambda messages: messages[-1].content], name="fake:echo")
+    """Registry entry: ``fake:echo`` repeats the question (``fake:slow-echo`` streams it
+    a word per 10 ms); anything else says it doesn't know."""
+    if model in ("echo", "slow-echo"):
+        return ScriptedModel([lambda messages: messages[-1].content], name=f"fake:{model}",
+                             token_delay=0.01 if model == "slow-echo" else 0.0)
     return ScriptedModel(name=f"fake:{model}")

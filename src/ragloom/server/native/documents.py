@@ -118,14 +118,26 @@ async def add_url(kb: str, body: UrlDocumentIn, wait: float = WaitQuery,
 
 
 @router.get("/knowledge-bases/{kb}/documents", response_model=DocumentList)
-async def list_documents(kb: str, tenant: Tenant = Depends(current_tenant),
+async def list_documents(kb: str, limit: int = Query(1000, ge=1, le=1000),
+                         tenant: Tenant = Depends(current_tenant),
                          state: ServerState = Depends(get_state)) -> dict[str, Any]:
-    """The knowledge base's documents, by source."""
+    """The knowledge base's documents (the first ``limit``), by source."""
     def work() -> list[dict[str, Any]]:
         base = state.catalog.open(state.catalog.get(tenant, kb))
-        return [document_out(d) for d in base.index.list_documents()]
+        return [document_out(d) for d in first_documents(base.index, limit)]
 
     return {"object": "list", "data": await state.run_cpu(work)}
+
+
+def first_documents(index: Any, limit: int) -> list[Any]:
+    """The first ``limit`` documents by source: read with SQL ``LIMIT`` by a store that
+    takes one (SQLite), else sliced."""
+    import inspect
+
+    lister = index.list_documents
+    if "limit" in inspect.signature(lister).parameters:
+        return list(lister(limit=limit))
+    return list(lister())[:limit]
 
 
 def _find(state: ServerState, tenant: Tenant, kb: str, document_id: str) -> tuple[Any, Any]:

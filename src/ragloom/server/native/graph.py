@@ -42,7 +42,7 @@ def _open(state: ServerState, tenant: Tenant, kb: str) -> tuple[Any, Any]:
 
 
 @router.get("/knowledge-bases/{kb}/graph")
-async def get_graph(kb: str, limit: int = Query(500, ge=1, le=100_000),
+async def get_graph(kb: str, limit: int = Query(500, ge=1, le=1000),
                     tenant: Tenant = Depends(current_tenant),
                     state: ServerState = Depends(get_state)) -> dict[str, Any]:
     """Entities and relations of a knowledge base (``limit`` of each), failed chunks."""
@@ -74,8 +74,8 @@ async def set_graph(kb: str, body: GraphSettingIn, tenant: Tenant = Depends(curr
 
 
 @router.get("/knowledge-bases/{kb}/graph/entities/{entity}")
-async def get_entity(kb: str, entity: str, hops: int = Query(1, ge=1, le=4),
-                     fan_out: int = Query(10, ge=1, le=1000),
+async def get_entity(kb: str, entity: str, hops: int = Query(1, ge=1, le=3),
+                     fan_out: int = Query(10, ge=1, le=100),
                      tenant: Tenant = Depends(current_tenant),
                      state: ServerState = Depends(get_state)) -> dict[str, Any]:
     """An entity, the chunks mentioning it (text, document, evidence), its neighbours."""

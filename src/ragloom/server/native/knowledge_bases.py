@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from ragloom.server.auth import Tenant, current_tenant
 from ragloom.server.catalog import KbRecord
@@ -38,11 +38,13 @@ async def create_knowledge_base(body: KnowledgeBaseCreate,
 
 
 @router.get("/knowledge-bases", response_model=KnowledgeBaseList)
-async def list_knowledge_bases(tenant: Tenant = Depends(current_tenant),
+async def list_knowledge_bases(limit: int = Query(1000, ge=1, le=1000),
+                               tenant: Tenant = Depends(current_tenant),
                                state: ServerState = Depends(get_state)) -> dict[str, Any]:
-    """The caller's knowledge bases, with their sizes."""
+    """The caller's knowledge bases (the first ``limit``, oldest first), with their sizes."""
     def work() -> list[dict[str, Any]]:
-        return [kb_out(r, state.catalog.counts(r)) for r in state.catalog.list(tenant)]
+        return [kb_out(r, state.catalog.counts(r))
+                for r in state.catalog.list(tenant, limit=limit)]
 
     return {"object": "list", "data": await state.run_cpu(work)}
 

@@ -165,12 +165,12 @@ class RetrievalSettings(BaseModel):
     impact_factor: float = Field(60.0, gt=0.0, le=1e6)
     alpha: float = Field(0.5, ge=0.0, le=1.0)
     filters: dict[str, Any] | None = None
-    candidates: int = Field(100, ge=1, le=10000)
+    candidates: int = Field(100, ge=1, le=1000)
     normalization: Literal["minmax", "zscore", "none"] = "minmax"
     graph: bool = Field(False, description="also take chunks mentioning the query's entities "
                         "and their neighbours in the knowledge graph")
-    graph_hops: int = Field(1, ge=0, le=5)
-    graph_fan_out: int = Field(10, ge=1, le=1000)
+    graph_hops: int = Field(1, ge=0, le=3)
+    graph_fan_out: int = Field(10, ge=1, le=100)
     graph_weight: float = Field(0.5, ge=0.0, le=100.0)
 
 

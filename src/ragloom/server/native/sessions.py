@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from ragloom.server.answering import retrieval_query
 from ragloom.server.auth import Tenant, current_tenant
@@ -35,9 +35,10 @@ async def create_session(body: SessionCreate, tenant: Tenant = Depends(current_t
 
 
 @router.get("/sessions", response_model=SessionList)
-async def list_sessions(tenant: Tenant = Depends(current_tenant),
+async def list_sessions(limit: int = Query(1000, ge=1, le=1000),
+                        tenant: Tenant = Depends(current_tenant),
                         state: ServerState = Depends(get_state)) -> dict[str, Any]:
-    sessions = await state.run_cpu(state.sessions.list_sessions, tenant)
+    sessions = await state.run_cpu(state.sessions.list_sessions, tenant, limit)
     return {"object": "list", "data": [s.to_dict() for s in sessions]}
 
 

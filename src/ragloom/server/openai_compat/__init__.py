@@ -28,14 +28,16 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         spec,
         vector_stores,
     )
+    from ragloom.server.openai_compat.chooser import ModelChooser
     from ragloom.server.openai_compat.collections import VectorStoreCollections
     from ragloom.server.openai_compat.conversations import Conversations
     from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.errors import ERROR_RESPONSES, OpenAIRoute
+    from ragloom.server.openai_compat.errors import ERROR_RESPONSES
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.llama_context import LlamaContext
     from ragloom.server.openai_compat.llama_objects import LlamaObjects
+    from ragloom.server.openai_compat.pooled import pooled_route_class
     from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
     from ragloom.server.openai_compat.responses_llama import LlamaHooks
@@ -58,7 +60,9 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         await deps.cpu(ingestor.ensure_started)
         yield
 
-    router = PrefixRouter(prefix="/v1", route_class=OpenAIRoute, tags=["openai"],
+    # Sync endpoints run in the server's CPU pool, not Starlette's default one.
+    router = PrefixRouter(prefix="/v1", route_class=pooled_route_class(deps.cpu),
+                          tags=["openai"],
                           lifespan=lifespan, responses=ERROR_RESPONSES)
     # Routes are tried in the order they are added: vector stores (search is the
     # most frequent request) before files; their paths do not overlap.
@@ -69,7 +73,8 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     llama = LlamaContext(deps, knowledge, LlamaObjects(db))
     conversations = Conversations(llama.objects)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
-                             clock=deps.clock, hooks=LlamaHooks(llama, conversations))
+                             clock=deps.clock, hooks=LlamaHooks(llama, conversations),
+                             chooser=ModelChooser(deps))
     responses_routes.add_routes(router, deps, engine)
     inference.add_routes(router, deps, knowledge)
     spec.add_routes(router, deps, knowledge)

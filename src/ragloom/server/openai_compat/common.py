@@ -23,13 +23,56 @@ def tenant_id(tenant: Any) -> str:
     return str(getattr(tenant, "id", tenant))
 
 
+#: The largest ``limit`` a list endpoint takes.
+MAX_LIST_LIMIT = 1000
+
+
+def check_list(limit: int, order: str, largest: int = MAX_LIST_LIMIT) -> None:
+    if order not in ("asc", "desc"):
+        raise bad_request("order must be 'asc' or 'desc'", "order")
+    if not 1 <= limit <= largest:
+        raise bad_request(f"limit must be between 1 and {largest}", "limit")
+
+
+def page_rows(db: Any, table: str, where: str, params: Sequence[Any], *, limit: int,
+              order: str, after: str | None, before: str | None,
+              largest: int = MAX_LIST_LIMIT, id_column: str = "id"
+              ) -> tuple[list[Any], bool]:
+    """(rows, has_more): one page of ``table``'s rows matching ``where`` in
+    (created_at, rowid) order, read with ``LIMIT`` from the cursor on, never the
+    whole table. ``table`` and ``where`` are the caller's constants, never input."""
+    check_list(limit, order, largest)
+    sql = f"SELECT * FROM {table} WHERE {where}"
+    args = list(params)
+    ahead = ">" if order == "asc" else "<"
+    for cursor, compare in ((after, ahead), (before, "<" if ahead == ">" else ">")):
+        if cursor is None:
+            continue
+        found = db.rows(f"SELECT created_at, rowid FROM {table} WHERE {where} "
+                        f"AND {id_column} = ?",
+                        [*params, cursor])
+        if not found:
+            if cursor is after:
+                return [], False  # an unknown ``after``: nothing follows it
+            continue
+        created, rowid = found[0][0], found[0][1]
+        sql += f" AND (created_at {compare} ? OR (created_at = ? AND rowid {compare} ?))"
+        args += [created, created, rowid]
+    direction = "ASC" if order == "asc" else "DESC"
+    rows = db.rows(f"{sql} ORDER BY created_at {direction}, rowid {direction} LIMIT ?",
+                   [*args, limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+def envelope(data: list[dict[str, Any]], has_more: bool) -> dict[str, Any]:
+    return {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None, "has_more": has_more}
+
+
 def page(items: Sequence[dict[str, Any]], *, limit: int, order: str, after: str | None,
          before: str | None) -> dict[str, Any]:
     """OpenAI's list envelope over ``items`` (oldest first), cut by the cursor fields."""
-    if order not in ("asc", "desc"):
-        raise bad_request("order must be 'asc' or 'desc'", "order")
-    if not 1 <= limit <= 10_000:
-        raise bad_request("limit must be between 1 and 10000", "limit")
+    check_list(limit, order)
     ordered = list(items) if order == "asc" else list(reversed(items))
     ids = [item["id"] for item in ordered]
     if after is not None:

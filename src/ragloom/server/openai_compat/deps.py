@@ -8,7 +8,7 @@ fakes. Nothing here loads a model or opens a file.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -53,6 +53,9 @@ class OpenAIDeps:
     run_model: Runner | None = None
     #: Replicas on PostgreSQL: how long a claim on a file being ingested holds.
     lease_seconds: float = 30.0
+    #: Models besides ``model`` a tenant (by id) may name, and each one by name.
+    allowed_models: Callable[[str], Sequence[str]] | None = None
+    model_for: Callable[[str], ModelProvider] | None = None
     #: Unix time for vector stores' activity and expiry (tests pass a clock they set).
     clock: Callable[[], float] = time.time
 

@@ -18,14 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 
-from ragloom.errors import (
-    ConfigurationError,
-    InvalidInputError,
-    NotFoundError,
-    ProviderError,
-    RagError,
-    StoreError,
-)
+from ragloom.errors import RagError
 
 log = logging.getLogger("ragloom.server.openai")
 
@@ -50,20 +43,23 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                          (401, "Missing or unknown API key"),
                          (404, "No such object for this tenant"),
                          (413, "Upload too large"), (429, "Rate limit reached"),
-                         (500, "Server error"), (502, "The model provider failed"))}
+                         (500, "Server error"), (502, "The model provider failed"),
+                         (504, "The model provider timed out"))}
 
 
 class OpenAIError(Exception):
     """An error answered with OpenAI's body."""
 
     def __init__(self, status: int, message: str, *, type: str = "invalid_request_error",
-                 param: str | None = None, code: str | None = None) -> None:
+                 param: str | None = None, code: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type
         self.param = param
         self.code = code
+        self.headers = dict(headers or {})
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param,
@@ -78,6 +74,14 @@ def not_found(kind: str, object_id: str, param: str | None = None) -> OpenAIErro
 def bad_request(message: str, param: str | None = None,
                 code: str | None = "invalid_value") -> OpenAIError:
     return OpenAIError(400, message, param=param, code=code)
+
+
+def not_allowed(what: str, name: str, allowed: list[str], param: str = "model") -> OpenAIError:
+    """A model or embedder this server does not let its tenants name: a 400 listing
+    the allowed ones."""
+    listed = ", ".join(repr(a) for a in allowed) or "none"
+    return OpenAIError(400, f"{what} {name!r} is not allowed on this server; allowed: "
+                       f"{listed}", param=param, code="model_not_allowed")
 
 
 def _validation_message(errors: list[Any]) -> tuple[str, str | None]:
@@ -97,15 +101,13 @@ def translate(exc: Exception) -> OpenAIError:
     if isinstance(exc, (RequestValidationError, ValidationError)):
         message, param = _validation_message(list(exc.errors()))
         return bad_request(message, param)
-    if isinstance(exc, NotFoundError):
-        return OpenAIError(404, str(exc), code="not_found")
-    if isinstance(exc, (InvalidInputError, ConfigurationError)):
-        return bad_request(str(exc))
-    if isinstance(exc, ProviderError):
-        return OpenAIError(502, f"the model provider failed: {exc}", type="server_error",
-                           code="provider_error")
-    if isinstance(exc, (StoreError, RagError)):
-        return OpenAIError(500, str(exc), type="server_error", code="server_error")
+    if isinstance(exc, RagError):  # the one table the native API answers from too
+        from ragloom.server.errors import rag_error_parts
+
+        status, kind, code, message, headers = rag_error_parts(exc)
+        if status >= 500:
+            log.error("an OpenAI-compatible route failed", exc_info=exc)
+        return OpenAIError(status, message, type=kind, code=code, headers=headers)
     log.exception("unexpected error in an OpenAI-compatible route", exc_info=exc)
     return OpenAIError(500, f"internal error: {type(exc).__name__}", type="server_error",
                        code="server_error")
@@ -113,7 +115,7 @@ def translate(exc: Exception) -> OpenAIError:
 
 def error_response(exc: Exception) -> JSONResponse:
     error = translate(exc)
-    return JSONResponse(error.body(), status_code=error.status)
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers or None)
 
 
 class OpenAIRoute(APIRoute):

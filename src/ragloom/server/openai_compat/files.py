@@ -12,7 +12,14 @@ from typing import Any
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from fastapi.responses import Response
 
-from ragloom.server.openai_compat.common import new_id, now, page, tenant_id
+from ragloom.server.openai_compat.common import (
+    MAX_LIST_LIMIT,
+    envelope,
+    new_id,
+    now,
+    page_rows,
+    tenant_id,
+)
 from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
@@ -81,18 +88,18 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, db: MetaDB, purger: FilePurg
                             "expires_at": expires_at, "filename": name, "purpose": purpose})
 
     @router.get("/files", summary="List files")
-    def list_files(purpose: str | None = None, limit: int = Query(10_000),
+    def list_files(purpose: str | None = None,
+                   limit: int = Query(MAX_LIST_LIMIT, description="1 to 1000"),
                    order: str = "desc", after: str | None = None,
                    tenant: Any = tenant_dep) -> dict[str, Any]:
-        sql = ("SELECT * FROM oai_files WHERE tenant = ? AND "
-               "(expires_at IS NULL OR expires_at > ?)")
+        where = "tenant = ? AND (expires_at IS NULL OR expires_at > ?)"
         params: list[Any] = [tenant_id(tenant), now()]
         if purpose is not None:
-            sql += " AND purpose = ?"
+            where += " AND purpose = ?"
             params.append(purpose)
-        rows = db.rows(sql + " ORDER BY created_at, rowid", params)
-        return page([file_object(r) for r in rows], limit=limit, order=order, after=after,
-                    before=None)
+        rows, more = page_rows(db, "oai_files", where, params, limit=limit, order=order,
+                               after=after, before=None)
+        return envelope([file_object(r) for r in rows], more)
 
     @router.get("/files/{file_id}", summary="Retrieve a file")
     def retrieve(file_id: str, tenant: Any = tenant_dep) -> dict[str, Any]:

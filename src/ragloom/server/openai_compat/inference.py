@@ -22,11 +22,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
+from ragloom.server.openai_compat.chooser import ModelChooser
 from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
-from ragloom.server.openai_compat.errors import OpenAIError, bad_request, translate
+from ragloom.server.openai_compat.errors import (
+    OpenAIError,
+    bad_request,
+    not_allowed,
+    translate,
+)
 from ragloom.server.openai_compat.knowledge import Knowledge
 from ragloom.server.openai_compat.model_names import accepts
+from ragloom.server.openai_compat.pooled import stream_in_pool
 from ragloom.server.openai_compat.structured import (
     chat_format,
     check_reply,
@@ -120,20 +127,15 @@ class ChatCompletions:
     def __init__(self, deps: OpenAIDeps, knowledge: Knowledge) -> None:
         self.deps = deps
         self.knowledge = knowledge
+        self.chooser = ModelChooser(deps)
 
     def model(self, name: str) -> ModelProvider:
-        model = self.deps.model
-        if model is None:
-            raise bad_request("this server has no language model", "model",
-                              code="model_not_available")
-        if not accepts(model.name, name):
-            raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
-                              f"'{model.name}'.", param="model", code="model_not_found")
-        return model
+        return self.chooser.get(name)
 
     def prepare(self, body: ChatRequest, tenant: str) -> tuple[list[ChatMessage],
                                                                list[QueryMatch]]:
         body.check()
+        self.chooser.check(body.model, tenant)
         require_support(self.model(body.model), chat_format(body.response_format),
                         "response_format")
         messages = to_messages(body.messages)
@@ -217,8 +219,7 @@ class ChatCompletions:
 def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
     embedder = deps.embedder
     if not accepts(embedder.name, body.model):
-        raise OpenAIError(404, f"The model '{body.model}' does not exist; this server embeds "
-                          f"with '{embedder.name}'.", param="model", code="model_not_found")
+        raise not_allowed("embedding model", body.model, [embedder.name])
     if body.encoding_format not in ("float", "base64"):
         raise bad_request("encoding_format must be 'float' or 'base64'", "encoding_format")
     if body.dimensions is not None and body.dimensions != embedder.dimension:
@@ -250,19 +251,19 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
 
     tenant_dep = Depends(owner)
 
-    def models() -> list[dict[str, Any]]:
-        names = [deps.model.name] if deps.model is not None else []
+    def models(tenant: str) -> list[dict[str, Any]]:
+        names = chat.chooser.allowed(tenant)
         names.append(deps.embedder.name)
         return [{"id": name, "object": "model", "created": 0, "owned_by": "ragloom"}
                 for name in names]
 
     @router.get("/models", summary="The models this server serves")
     def list_models(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"object": "list", "data": models()}
+        return {"object": "list", "data": models(tenant)}
 
     @router.get("/models/{model_id:path}", summary="One model")
     def get_model(model_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        for model in models():
+        for model in models(tenant):
             if accepts(model["id"], model_id):
                 return model
         raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",
@@ -275,7 +276,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
         if not body.stream:
             return await deps.slow(chat.complete, body, tenant)
         messages, matches = await deps.cpu(chat.prepare, body, tenant)
-        return StreamingResponse(chat.stream(body, messages, matches),
+        # The whole generation is one task of the model pool (--model-threads).
+        return StreamingResponse(stream_in_pool(deps.slow, chat.stream(body, messages, matches)),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.post("/embeddings", summary="Embed texts")

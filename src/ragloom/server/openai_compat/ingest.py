@@ -258,7 +258,7 @@ class VectorStoreIngestor:
                 return
             log.exception("ingesting %s failed", files[0][0])
             for file_id, _row in left:
-                self._finish(vs_id, file_id, "server_error", str(exc))
+                self._finish(vs_id, file_id, "server_error", safe_message(exc))
 
     def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
                 usage: int = 0) -> None:
@@ -278,3 +278,14 @@ class VectorStoreIngestor:
                                  " AND status = 'completed'", (vs_id, file_id))
             if linked is None:
                 self.collections.delete_file(vs_id, file_id)
+
+
+def safe_message(exc: BaseException) -> str:
+    """What a client may read about a failure: a library error's message when the
+    one error table shows it, else only the kind of failure (no paths, no SQL)."""
+    from ragloom.errors import RagError
+    from ragloom.server.openai_compat.errors import translate
+
+    if isinstance(exc, RagError):
+        return translate(exc).message
+    return f"ingestion failed ({type(exc).__name__}); see the server log"

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
 from ragloom.server.openai_compat import expiry
+from ragloom.server.openai_compat.chooser import ModelChooser
 from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
-from ragloom.server.openai_compat.errors import OpenAIError, bad_request, not_found
-from ragloom.server.openai_compat.model_names import accepts
+from ragloom.server.openai_compat.errors import bad_request, not_found, translate
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
     chat_messages,
@@ -78,9 +78,11 @@ class ResponsesEngine:
     def __init__(self, db: MetaDB, collections: VectorStoreCollections,
                  model: ModelProvider | None, max_answer_tokens: int,
                  clock: Callable[[], float] = time.time,
-                 hooks: LlamaHooks | None = None) -> None:
+                 hooks: LlamaHooks | None = None,
+                 chooser: ModelChooser | None = None) -> None:
         self.clock = clock
         self.hooks = hooks
+        self.chooser = chooser
         self.db = db
         self.collections = collections
         self.model = model
@@ -88,13 +90,12 @@ class ResponsesEngine:
 
     # ------------------------------------------------------------------ planning
     def _model(self, name: str) -> ModelProvider:
-        if self.model is None:
-            raise bad_request("this server has no language model; start it with one",
-                              "model", code="model_not_available")
-        if not accepts(self.model.name, name):
-            raise OpenAIError(404, f"The model '{name}' does not exist; this server serves "
-                              f"'{self.model.name}'.", param="model", code="model_not_found")
-        return self.model
+        if self.chooser is None:
+            if self.model is None:
+                raise bad_request("this server has no language model; start it with one",
+                                  "model", code="model_not_available")
+            return self.model
+        return self.chooser.get(name)
 
     def stored(self, tenant: str, response_id: str) -> Any:
         row = self.db.row("SELECT * FROM oai_responses WHERE id = ? AND tenant = ?",
@@ -105,6 +106,10 @@ class ResponsesEngine:
 
     def plan(self, request: ResponseCreate, tenant: str) -> Plan:
         request.check()
+        if self.chooser is not None:
+            self.chooser.check(request.model, tenant)
+        else:
+            self._model(request.model)
         require_support(self._model(request.model), text_format(request.text), "text.format")
         tool = request.file_search()
         history: list[dict[str, str]] = []
@@ -275,7 +280,8 @@ class ResponsesEngine:
                            "logprobs": []}
         except Exception as exc:
             log.exception("the model failed while streaming %s", plan.id)
-            error = {"code": "server_error", "message": f"the model failed: {exc}"}
+            failure = translate(exc)
+            error = {"code": failure.code or "server_error", "message": failure.message}
             yield {"type": "error", "code": "server_error", "message": error["message"],
                    "param": None}
             yield {"type": "response.failed",

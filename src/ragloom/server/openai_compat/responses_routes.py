@@ -15,6 +15,7 @@ from ragloom.server.openai_compat.common import (
     tenant_id,
 )
 from ragloom.server.openai_compat.deps import OpenAIDeps
+from ragloom.server.openai_compat.pooled import stream_in_pool
 from ragloom.server.openai_compat.responses import ResponsesEngine
 from ragloom.server.openai_compat.responses_model import ResponseCreate
 
@@ -33,7 +34,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> 
         plan = await deps.cpu(engine.plan, body, tenant)
         if not body.stream:
             return await deps.slow(engine.run, plan)
-        return StreamingResponse(sse_events(engine.stream(plan)),
+        return StreamingResponse(stream_in_pool(deps.slow, sse_events(engine.stream(plan))),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.get("/responses/{response_id}", summary="Retrieve a stored response")

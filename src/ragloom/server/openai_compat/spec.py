@@ -22,16 +22,14 @@ stores (``vs_…``).
 from __future__ import annotations
 
 import base64
-import string
 from collections.abc import Mapping, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.chunking import RecursiveSplitter
-from ragloom.errors import RagError
+from ragloom.errors import InvalidInputError, RagError
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.loaders.url import load_url
 from ragloom.protocols import TokenCounter
@@ -41,8 +39,10 @@ from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
 from ragloom.server.openai_compat.knowledge import Knowledge
 from ragloom.server.openai_compat.model_names import accepts
+from ragloom.templates import check_rag_tool_template, rag_tool_values, render_template
 from ragloom.types import QueryMatch, TextDocument
 
+MAX_CHUNKS = 1000
 DEFAULT_TEMPLATE = "Result {index}\nContent: {chunk.content}\nMetadata: {metadata}\n"
 _HIDDEN = ("content_hash", "start", "end", "index", "size", "attributes")
 
@@ -112,26 +112,16 @@ def content_text(content: Any, param: str) -> str:
     raise bad_request("content must be text or a list of text items", param)
 
 
-class _SafeFormatter(string.Formatter):
-    """str.format that refuses private attributes, so templates cannot reach internals."""
-
-    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
-                  ) -> Any:
-        if "._" in field_name or field_name.startswith("_") or "[_" in field_name:
-            raise ValueError("private fields are not allowed in a template")
-        return super().get_field(field_name, args, kwargs)
-
-
 def render(template: str, index: int, match: QueryMatch) -> str:
+    """One passage through a client's ``chunk_template`` (named placeholders only:
+    :func:`ragloom.templates.render_template`); a 400 naming the template otherwise."""
     metadata = {k: v for k, v in match.chunk.metadata.items() if k not in _HIDDEN}
     metadata["document_id"] = match.chunk.source
-    chunk = SimpleNamespace(content=match.chunk.text, metadata=metadata,
-                            chunk_id=match.chunk.id)
     try:
-        return _SafeFormatter().format(template, index=index, chunk=chunk, metadata=metadata)
-    except (KeyError, AttributeError, IndexError, ValueError) as exc:
-        raise bad_request(f"chunk_template cannot be rendered: {exc}",
-                          "query_config.chunk_template") from exc
+        return render_template(template, rag_tool_values(
+            index, match.chunk.text, match.chunk.id, match.chunk.source, metadata, metadata))
+    except InvalidInputError as exc:
+        raise bad_request(str(exc), "query_config.chunk_template") from exc
 
 
 def search_options(params: Mapping[str, Any], param: str) -> SearchOptions:
@@ -222,8 +212,9 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                 top_k = int(params.get("max_chunks", 10))
             except (TypeError, ValueError) as exc:
                 raise bad_request("max_chunks must be an integer", "params.max_chunks") from exc
-            if top_k < 1:
-                raise bad_request("max_chunks must be at least 1", "params.max_chunks")
+            if not 1 <= top_k <= MAX_CHUNKS:
+                raise bad_request(f"max_chunks must be between 1 and {MAX_CHUNKS}",
+                                  "params.max_chunks")
             options = search_options(params, "params").with_(top_k=top_k)
             matches = kb.search(content_text(body.query, "query"), options).matches
             return {"chunks": [chunk_json(m, kb.embedder) for m in matches],
@@ -271,6 +262,10 @@ def knowledge_search_matches(deps: OpenAIDeps, knowledge: Knowledge, tenant: str
                              content: Any, vector_db_ids: Sequence[str], config: QueryConfig
                              ) -> tuple[dict[str, Any], list[QueryMatch]]:
     """:func:`knowledge_search`'s result and the matches it kept."""
+    try:
+        check_rag_tool_template(config.chunk_template)
+    except InvalidInputError as exc:
+        raise bad_request(str(exc), "query_config.chunk_template") from exc
     query = generate_query(deps, content, config.query_generator_config)
     options = search_options(config.model_dump(), "query_config")
     matches = knowledge.search(tenant, vector_db_ids, [], query, config.max_chunks, options)

@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 
 from ragloom.server.openai_compat import chunking, expiry
-from ragloom.server.openai_compat.common import new_id, page, tenant_id
+from ragloom.server.openai_compat.common import envelope, new_id, page_rows, tenant_id
 from ragloom.server.openai_compat.db import dumps
-from ragloom.server.openai_compat.errors import bad_request, not_found
+from ragloom.server.openai_compat.errors import bad_request, not_allowed, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
 from ragloom.server.openai_compat.ingest import documents_of
 from ragloom.server.openai_compat.model_names import accepts
@@ -39,9 +39,8 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
         embedder = api.collections.embedder
         if body.embedding_model is not None and not accepts(embedder.name,
                                                             body.embedding_model):
-            raise bad_request(f"embedding_model {body.embedding_model!r} is not served here; "
-                              f"this server embeds with {embedder.name!r}", "embedding_model",
-                              code="unsupported_value")
+            raise not_allowed("embedding_model", body.embedding_model, [embedder.name],
+                              "embedding_model")
         if body.embedding_dimension not in (None, embedder.dimension):
             raise bad_request(f"embedding_dimension must be {embedder.dimension}",
                               "embedding_dimension", code="unsupported_value")
@@ -67,12 +66,9 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     @router.get("/vector_stores", summary="List vector stores")
     def list_stores(limit: int = 20, order: str = "desc", after: str | None = None,
                     before: str | None = None, tenant: str = owner) -> dict[str, Any]:
-        if not 1 <= limit <= 100:
-            raise bad_request("limit must be between 1 and 100", "limit")
-        rows = db.rows("SELECT * FROM oai_vector_stores WHERE tenant = ? "
-                       "ORDER BY created_at, rowid", (tenant,))
-        return page([api.store_json(r) for r in rows], limit=limit, order=order, after=after,
-                    before=before)
+        rows, more = page_rows(db, "oai_vector_stores", "tenant = ?", [tenant], limit=limit,
+                               order=order, after=after, before=before, largest=100)
+        return envelope([api.store_json(r) for r in rows], more)
 
     @router.get("/vector_stores/{vector_store_id}", summary="Retrieve a vector store")
     def retrieve(vector_store_id: str, tenant: str = owner) -> dict[str, Any]:
@@ -148,19 +144,17 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                    order: str = "desc", after: str | None = None, before: str | None = None,
                    filter: str | None = None, tenant: str = owner) -> dict[str, Any]:
         api.store_row(tenant, vector_store_id)
-        sql = "SELECT * FROM oai_vs_files WHERE vs_id = ?"
+        where = "vs_id = ?"
         params: list[Any] = [vector_store_id]
         if filter is not None:
             if filter not in ("in_progress", "completed", "failed", "cancelled"):
                 raise bad_request("filter must be in_progress, completed, failed or cancelled",
                                   "filter")
-            sql += " AND status = ?"
+            where += " AND status = ?"
             params.append(filter)
-        rows = db.rows(sql + " ORDER BY created_at, rowid", params)
-        if not 1 <= limit <= 100:
-            raise bad_request("limit must be between 1 and 100", "limit")
-        return page([api.file_json(r) for r in rows], limit=limit, order=order, after=after,
-                    before=before)
+        rows, more = page_rows(db, "oai_vs_files", where, params, limit=limit, order=order,
+                               after=after, before=before, largest=100, id_column="file_id")
+        return envelope([api.file_json(r) for r in rows], more)
 
     @router.get("/vector_stores/{vector_store_id}/files/{file_id}",
                 summary="Retrieve a store's file (its ingestion status)")
@@ -270,11 +264,11 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
                     filter: str | None = None, tenant: str = owner) -> dict[str, Any]:
         api.store_row(tenant, vector_store_id)
         batch_row(tenant, vector_store_id, batch_id)
-        sql = "SELECT * FROM oai_vs_files WHERE batch_id = ?"
+        where = "batch_id = ?"
         params: list[Any] = [batch_id]
         if filter is not None:
-            sql += " AND status = ?"
+            where += " AND status = ?"
             params.append(filter)
-        rows = db.rows(sql + " ORDER BY created_at, rowid", params)
-        return page([api.file_json(r) for r in rows], limit=limit, order=order, after=after,
-                    before=before)
+        rows, more = page_rows(db, "oai_vs_files", where, params, limit=limit, order=order,
+                               after=after, before=before, largest=100, id_column="file_id")
+        return envelope([api.file_json(r) for r in rows], more)

@@ -112,4 +112,6 @@ def deps_from_state(state: Any) -> OpenAIDeps:
         open_knowledge_base=open_knowledge_base, delete_knowledge_base=delete_knowledge_base,
         max_upload_bytes=int(settings.max_upload_bytes),
         run_cpu=state.run_cpu, run_model=state.run_model,
+        allowed_models=lambda tenant: state.policy.llms_for(state.tenant_name(tenant)),
+        model_for=lambda name: LazyModel(name, lambda: state.models.model(name)),
         lease_seconds=float(settings.job_lease_seconds))
