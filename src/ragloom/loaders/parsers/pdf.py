@@ -1,5 +1,11 @@
 """PDF with pypdf (extra ``pdf``): text per page joined by blank lines.
 
+Pages are read in pypdf's layout mode, which keeps where text stands on the line, so
+a table stays a table: lines whose words stand in aligned columns (two or more
+columns, separated by wide gaps, on two or more lines in a row) are written as
+``cell | cell`` rows, the form the other loaders give tables; other lines keep their
+words with single spaces. A page layout mode cannot read is read plainly.
+
 Metadata: ``page_count``, ``page_starts`` (the character offset where each page's
 text begins, so chunks know their page), ``title`` and ``author`` when set.
 """
@@ -7,10 +13,45 @@ text begins, so chunks know their page), ``title`` and ``author`` when set.
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.loaders.base import Parsed, ParseLimits
+
+_GAP = re.compile(r"\S(\s{3,})\S")
+
+
+def _columns(line: str) -> list[int]:
+    """Where the columns after the first start (offsets after wide gaps)."""
+    return [m.end(1) for m in _GAP.finditer(line)]
+
+
+def tables_as_rows(text: str) -> str:
+    """Layout text with aligned column blocks as ``cell | cell`` rows."""
+    lines = text.split("\n")
+    starts = [_columns(line) for line in lines]
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        mine = starts[i]
+        neighbours = [starts[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+        aligned = bool(mine) and any(
+            other and any(abs(a - b) <= 2 for a in mine for b in other) for other in neighbours)
+        if aligned:
+            out.append(" | ".join(cell.strip() for cell in re.split(r"\s{3,}", line.strip())))
+        else:
+            out.append(" ".join(line.split()))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def _page_text(page: Any) -> str:
+    try:
+        laid_out = page.extract_text(extraction_mode="layout") or ""
+    except Exception:  # layout mode is newer and stricter; the plain text still reads
+        laid_out = ""
+    if laid_out.strip():
+        return tables_as_rows(laid_out)
+    return (page.extract_text() or "").strip()
 
 
 def parse(data: bytes, name: str, limits: ParseLimits) -> list[Parsed]:
@@ -27,7 +68,7 @@ def parse(data: bytes, name: str, limits: ParseLimits) -> list[Parsed]:
         if count > limits.max_pages:
             raise ParseError(name, f"refused: the PDF has {count} pages, more than "
                                    f"max_pages={limits.max_pages}")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        pages = [_page_text(page) for page in reader.pages]
         info = reader.metadata
     except ParseError:
         raise

@@ -205,8 +205,6 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     async def vector_io_query(body: VectorIOQuery, tenant: str = tenant_dep) -> dict[str, Any]:
 
         def run() -> dict[str, Any]:
-            param = "vector_store_id" if body.vector_store_id else "vector_db_id"
-            kb = knowledge.resolve(tenant, body.target(), param=param)
             params = {"mode": "vector", **(body.params or {})}
             try:
                 top_k = int(params.get("max_chunks", 10))
@@ -215,6 +213,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
             if not 1 <= top_k <= MAX_CHUNKS:
                 raise bad_request(f"max_chunks must be between 1 and {MAX_CHUNKS}",
                                   "params.max_chunks")
+            param = "vector_store_id" if body.vector_store_id else "vector_db_id"
+            kb = knowledge.resolve(tenant, body.target(), param=param)
             options = search_options(params, "params").with_(top_k=top_k)
             matches = kb.search(content_text(body.query, "query"), options).matches
             return {"chunks": [chunk_json(m, kb.embedder) for m in matches],
