@@ -81,7 +81,9 @@ _CHANGE = re.compile(r"\bhow much (?:did|has|have|does|do)\s+(?:the\s+)?(.+?)\s+
                      r"go down|increase|rise|grow|fall|drop|decrease|change|improve)\w*"
                      r"(?:\s+(?:from|between)\s+(.+?)\s+(?:to|and)\s+(.+?))?\s*\??$", re.I)
 _TARGET_WORDS = ("target", "goal", "budget", "forecast", "plan", "quota")
-_FILLER = frozenset({"one", "ones", "model", "version", "much", "how", "what", "which"})
+_FILLER = frozenset({"one", "ones", "model", "version", "much", "how", "what", "which",
+                     "difference", "differ", "compare", "compared", "comparison", "versus",
+                     "vs", "between", "go", "went", "gone", "up", "down", "last", "year"})
 
 
 @dataclass(frozen=True)
@@ -182,10 +184,14 @@ def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> s
 
 def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
              sources: list[QueryMatch], ranker: SentenceRanker, *,
-             other: str = "", taken: Sentence | None = None) -> Fact | None:
+             other: str = "", taken: Sentence | None = None,
+             required: Sequence[str] = ()) -> Fact | None:
+    """The figure of ``side`` for ``attribute``, from a passage about ``side`` that holds
+    the question's own ``required`` words (e.g. "new bin")."""
     query = f"{side} {' '.join(attribute)}".strip()
     passages = merge_sources(list(corpus.search(query, top_k=10)) if corpus else [], sources)
-    about = {n: _about(m, side) for n, m in enumerate(passages, start=1)}
+    about = {n: _about(m, side) and (not required or _holds(m.chunk.text, required))
+             for n, m in enumerate(passages, start=1)}
     titled = {n for n, m in enumerate(passages, start=1) if _titled(m, side)}
     for sentence in ranker.rank(query, passages)[:60]:
         if not about.get(sentence.number) or (titled and sentence.number not in titled
@@ -214,6 +220,14 @@ def _cite(facts: Sequence[Fact], sources: list[QueryMatch]) -> tuple[list[QueryM
     merged = merge_sources(sources, [f.match for f in facts])
     index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
     return merged, [index[f.match.chunk.id] for f in facts]
+
+
+def _own(question: Question, sides: Sequence[str]) -> list[str]:
+    """The question's words beyond its sides and its comparison words."""
+    side_words = {w for s in sides for w in content_words(s)}
+    return [t for t in question.terms if t not in side_words and t not in _COMPARATIVES
+            and t not in _SUPERLATIVES and t not in _FILLER and t not in _TARGET_WORDS
+            and not t.isdigit()]
 
 
 def _attribute(question: Question, sides: Sequence[str]) -> tuple[list[str], bool | None]:
@@ -261,9 +275,11 @@ def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMa
     names = [name for name, _ in split]
     attribute, lower_wins = _attribute(question, names)
     attribute = list(dict.fromkeys([w for _, rest in split for w in rest] + attribute))
-    first = fact_for(names[0], attribute, corpus, sources, ranker, other=names[1])
+    required = _own(question, list(sides))
+    first = fact_for(names[0], attribute, corpus, sources, ranker, other=names[1],
+                     required=required)
     second = fact_for(names[1], attribute, corpus, sources, ranker, other=names[0],
-                      taken=first.sentence if first is not None else None)
+                      taken=first.sentence if first is not None else None, required=required)
     facts = [first, second]
     missing = [name for name, fact in zip(names, facts, strict=True) if fact is None]
     if missing:

@@ -92,10 +92,11 @@ def _edit1(a: str, b: str) -> bool:
 
 
 def term_present(term: str, words: set[str], stems: set[str]) -> bool:
-    """A question word is present as the same stem, or with one typo when long."""
+    """A question word is present as the same stem, or with one typo when it is a long
+    word (never for codes and model numbers: "kx200" is not "kx100")."""
     if porter_stem(term) in stems or term in words:
         return True
-    if len(term) >= 5:
+    if len(term) >= 5 and not any(ch.isdigit() for ch in term):  # codes are exact
         return any(len(w) >= 4 and _edit1(term, w) for w in words)
     return False
 

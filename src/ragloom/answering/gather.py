@@ -283,10 +283,11 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
 
 
 def _steps(passage: str, start: int) -> list[str]:
+    """The steps as written: numbered or bulleted lines keep their own markers."""
     lines = [line.strip() for line in passage.splitlines() if line.strip()]
     steps = [line for line in lines if _STEP.match(line)]
     if len(steps) >= 2:
-        return [_STEP.sub("", line).strip() for line in steps]
+        return [re.sub(r"^\s*[-*\u2022]\s+", "", line).strip() for line in steps]
     sentences = split_sentences(passage)
     return [s for s in sentences[start: start + 6] if not is_heading(s)]
 
@@ -301,7 +302,8 @@ def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRan
     steps = _steps(sources[best.number - 1].chunk.text, best.position)
     if not steps:
         steps = [best.text]
-    lines = [f"{i}. {step}" for i, step in enumerate(steps, start=1)]
+    lines = [step if re.match(r"^\s*(?:step\s*)?\d{1,2}[.):]\s", step, re.I) else f"- {step}"
+             for step in steps]
     return EngineAnswer(
         answer="\n".join(lines) + f" [{best.number}]", sources=sources, kind="procedure",
         strategy="procedure", quote=best.text, citations=[best.number], origin="extract",

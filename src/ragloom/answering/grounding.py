@@ -103,15 +103,38 @@ def claims_in(answer: str, *, question: str = "") -> list[Claim]:
     return list(dict.fromkeys(claims))
 
 
+def _as_float(text: str) -> float | None:
+    try:
+        return float(number_value(text))
+    except ValueError:
+        return None
+
+
+def _differences(values: Iterable[str]) -> set[float]:
+    """Every difference of two numbers of the evidence (rounded): a comparison that
+    shows its arithmetic states a difference the passages imply."""
+    numbers = [v for v in (_as_float(t) for t in values) if v is not None][:60]
+    return {round(abs(a - b), 6) for i, a in enumerate(numbers) for b in numbers[i + 1:]}
+
+
 def unsupported_claims(answer: str, passages: Iterable[str], *, question: str = "") -> list[Claim]:
-    """The claims of ``answer`` that none of ``passages`` (nor the question) supports."""
+    """The claims of ``answer`` that none of ``passages`` (nor the question) supports.
+
+    A number is supported when the passages hold it, or when the answer shows it as
+    the difference of two of their numbers (``a - b = c``, "Difference: c").
+    """
     evidence = _fold("\n".join(passages))
     values = {number_value(n) for n in numbers_in(evidence + "\n" + question)}
     words = set(_WORD.findall((evidence + "\n" + question).lower()))
+    shows_arithmetic = bool(re.search(r"\b(difference|change|short of|above it|up|down)\b|"
+                                      r"\u2212|=", answer, re.I))
+    differences = _differences(values) if shows_arithmetic else set()
     missing: list[Claim] = []
     for claim in claims_in(answer, question=question):
         if claim.kind == "number":
-            if number_value(claim.text) not in values:
+            value = _as_float(claim.text)
+            derived = value is not None and round(value, 6) in differences
+            if number_value(claim.text) not in values and not derived:
                 missing.append(claim)
         else:
             named = [w for w in _WORD.findall(claim.text.lower()) if w not in _COMMON]

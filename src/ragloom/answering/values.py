@@ -92,7 +92,9 @@ def figures(text: str, *, avoid: str = "") -> list[Figure]:
     for match in _FIGURE.finditer(text):
         number = match.group(2)
         before = text[max(0, match.start(2) - 1): match.start(2)]
-        if number in avoided or (_YEAR.match(number) and not match.group(1)) or before.isalpha():
+        scale = text[max(0, match.start(2) - 8): match.start(2)].lower().endswith("out of ")
+        if (number in avoided or (_YEAR.match(number) and not match.group(1))
+                or before.isalpha() or scale):
             continue
         try:
             value = float(number.replace(",", ""))
