@@ -236,7 +236,7 @@ class ModelProvider(Protocol):
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -246,7 +246,7 @@ class ModelProvider(Protocol):
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -264,8 +264,11 @@ class Rag(Protocol):
     def query(self, question: str, filters: MetadataFilters | None = None) -> RagAnswer: ...
 
 
-def as_messages(messages: str | Sequence[ChatMessage]) -> list[ChatMessage]:
-    """One user message or a conversation, as a list of messages."""
+def as_messages(messages: str | ChatMessage | Sequence[ChatMessage]) -> list[ChatMessage]:
+    """One message or a conversation, as a list of messages: a ``str`` is one user
+    message, a single :class:`ChatMessage` is kept whole (whatever its role)."""
     if isinstance(messages, str):
         return [ChatMessage.user(messages)]
+    if isinstance(messages, ChatMessage):
+        return [messages]
     return list(messages)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NoReturn
 
-from ragloom.errors import BadResponseError, ProviderError
+from ragloom.errors import BadResponseError, InvalidInputError, ProviderError
 from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
 
@@ -21,6 +21,14 @@ StreamEnd = tuple[Sequence[ToolCall], Usage, str]
 # A vendor's stream yields text pieces, then returns how to finish; the finisher runs
 # outside the SDK error mapping, so its own BadResponseError passes unchanged.
 StreamEvents = Generator[str, None, Callable[[], StreamEnd]]
+
+
+def no_turns(provider: str) -> InvalidInputError:
+    """The error for a conversation of system messages only, which the vendors whose
+    APIs keep the system prompt apart (Anthropic, Gemini) cannot send."""
+    return InvalidInputError(
+        f"{provider}: the conversation has no user or assistant message; send the "
+        "question as a user message (a str is one)")
 
 
 class ProviderBound:
@@ -72,7 +80,7 @@ class RemoteChatModel(ProviderBound):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,
@@ -93,7 +101,7 @@ class RemoteChatModel(ProviderBound):
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -114,7 +122,7 @@ class RemoteChatModel(ProviderBound):
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,

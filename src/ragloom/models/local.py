@@ -152,7 +152,7 @@ class LocalChatModel:
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -169,7 +169,7 @@ class LocalChatModel:
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,

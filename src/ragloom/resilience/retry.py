@@ -125,7 +125,7 @@ class RetryingModel:
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -137,7 +137,7 @@ class RetryingModel:
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
