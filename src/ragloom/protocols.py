@@ -117,6 +117,16 @@ class RankedSearchable(Protocol):
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]: ...
 
 
+@runtime_checkable
+class EmbeddingReadable(Protocol):
+    """A store that gives back the embeddings it holds, as they were added (searches
+    with ``include_embeddings`` attach them to their matches)."""
+
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored embeddings of these chunk ids; unknown ids are absent."""
+        ...
+
+
 class RankingView(Protocol):
     """Both rankings of one consistent state of a store (see :class:`ViewRankable`).
 

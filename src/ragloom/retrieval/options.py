@@ -20,6 +20,7 @@ class SearchOptions:
 
     ``score_threshold`` drops matches whose contract score (in [0, 1]) is below it;
     ``top_k`` is the most matches returned (``max_chunks`` in the specifications).
+    ``include_embeddings`` gives every match its stored embedding.
     ``impact_factor`` is RRF's k; ``alpha`` weighs vector (1) against keyword (0)
     in the weighted ranker (min-max normalised scores; ``extra={"normalization":
     "zscore"}`` or ``"none"`` change that).
@@ -45,6 +46,9 @@ class SearchOptions:
     graph_hops: int = 1
     graph_fan_out: int = 10
     graph_weight: float = 0.5
+    #: Each match carries its chunk's stored embedding (``QueryMatch.embedding``); the
+    #: store must be :class:`~ragloom.protocols.EmbeddingReadable` (every store shipped is).
+    include_embeddings: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in SEARCH_MODES:
