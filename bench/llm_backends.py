@@ -3,8 +3,8 @@
     .venv/bin/python bench/llm_backends.py [--prompts 20] [--max-tokens 64]
 
 Builds ``--prompts`` prompts of the kind ``ragloom ask`` sends: for the questions of
-bench/answers/questions.jsonl (in file order, two per document, those whose document loads), the three
-best BM25 passages of the question's own document, numbered into ragloom's default
+bench/answers/questions.jsonl (in file order, two per document, those whose document
+loads), the three best BM25 passages of the question's own document, numbered into ragloom's default
 prompt with its default system prompt. Then, in one process and one run, both runtimes
 answer every prompt greedily with one thread, alternating per prompt so that load on
 the machine falls on both alike.
@@ -32,13 +32,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from ragloom.knowledge_base import VectorKnowledgeBase  # noqa: E402
 from ragloom.loaders import load_file  # noqa: E402
 from ragloom.models.llamacpp import LlamaCppChatModel  # noqa: E402
 from ragloom.models.local import LocalChatModel, smollm2_gguf_path  # noqa: E402
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query  # noqa: E402
-from ragloom.stores.memory import InMemoryVectorStore  # noqa: E402
-from ragloom.knowledge_base import VectorKnowledgeBase  # noqa: E402
 from ragloom.retrieval.options import SearchOptions  # noqa: E402
+from ragloom.stores.memory import InMemoryVectorStore  # noqa: E402
 from ragloom.testing.fakes import HashingEmbedder  # noqa: E402
 from ragloom.types import ChatMessage  # noqa: E402
 

