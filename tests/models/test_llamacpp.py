@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import struct
 import sys
 from pathlib import Path
@@ -206,22 +207,28 @@ def test_one_load_per_file_and_a_long_conversation_is_fitted(bundled: Path) -> N
 
 
 @pytest.mark.integration
-def test_bundled_model_runs_on_llamacpp_when_installed(smollm2: LlamaCppChatModel) -> None:
+def test_bundled_model_runs_on_llamacpp_when_asked(smollm2: LlamaCppChatModel) -> None:
     from ragloom.models.local import LocalChatModel
 
-    model = make_model("local:smollm2")
+    model = make_model("local:smollm2", backend="llamacpp")
     assert isinstance(model, LocalChatModel) and model.name == "local:smollm2"
     reply = model.chat("What is 2+2? Answer with a number.", max_tokens=12)
     assert model.backend == "llamacpp"
+    assert model.context_length == smollm2.context_length
     # The same engine and greedy decoding as gguf:PATH give the same answer.
     assert reply.text == smollm2.chat("What is 2+2? Answer with a number.", max_tokens=12).text
     assert reply.model == "local:smollm2"
 
 
-def test_without_xllamacpp_the_bundled_model_falls_back(monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_auto_keeps_the_bundled_model_off_llamacpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/llm_backends.py: llama.cpp did not keep the answers (see PREFER_LLAMACPP)."""
     from ragloom.models import local
 
+    assert local.LocalChatModel()._llamacpp_chat() is None
+    monkeypatch.setattr(local, "PREFER_LLAMACPP", True)
+    preferred = local.LocalChatModel()
+    if importlib.util.find_spec("xllamacpp") is not None:
+        assert preferred._llamacpp_chat() is not None and preferred.backend == "llamacpp"
     real = local.importlib.util.find_spec
     monkeypatch.setattr(local.importlib.util, "find_spec",
                         lambda name, *a: None if name == "xllamacpp" else real(name, *a))

@@ -14,8 +14,8 @@ the ``llamacpp`` extra), with no conversion. ``"numpy"`` (for Llama-architecture
 models such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch
 nor transformers once the model is converted, so a fresh ``ragloom ask`` skips their
 3-8 s import; ``"torch"`` runs any model through transformers' ``generate``.
-Choose with ``backend=``; ``"auto"`` picks llamacpp for a GGUF file when xllamacpp is
-installed (see :data:`PREFER_LLAMACPP`), else numpy where it can, else torch.
+Choose with ``backend=``; ``"auto"`` picks numpy where it can, else torch (llama.cpp
+is opt-in for the bundled model: see :data:`PREFER_LLAMACPP` for the measurements).
 
 These small models have no tool calling: ``tools`` is accepted and ignored.
 """
@@ -62,8 +62,13 @@ DEFAULT_CONTEXT = 2048
 GENERATION_THREADS = 1
 BACKENDS = ("auto", "llamacpp", "numpy", "torch")
 #: Whether ``backend="auto"`` runs a GGUF model through llama.cpp when xllamacpp is
-#: installed (bench/llm_backends.py measured the two runtimes on SmolLM2).
-PREFER_LLAMACPP = True
+#: installed. Not yet: bench/llm_backends.py (20 ragloom prompts of ~400 tokens, greedy,
+#: one thread, one run) measured llama.cpp decoding 2.4x faster (31.4 vs 13.2 tokens/s)
+#: but reading the prompt 2-3x slower (first token p50 3.29 s vs 1.89 s; the PyPI wheel
+#: has no AVX-512), so whole answers came no faster (6.8 vs 7.3 tokens/s), and its
+#: Q4_1 arithmetic changed 6 of 20 answers (6 vs 8 right). ``backend="llamacpp"``
+#: asks for it; ``gguf:PATH`` runs any GGUF model on it.
+PREFER_LLAMACPP = False
 
 
 def smollm2_gguf_path() -> Path:
