@@ -153,6 +153,7 @@ class LlamaCppChatModel:
         self._parallel = parallel
         self._top_p = top_p
         self._seed = seed
+        self._loaded: _Engine | None = None
 
     def __repr__(self) -> str:
         return f"LlamaCppChatModel({str(self.path)!r}, threads={self._threads})"
@@ -162,7 +163,9 @@ class LlamaCppChatModel:
         return self._name
 
     def _engine(self) -> _Engine:
-        return _engine(self.path, self._context, self._threads, self._parallel)
+        if self._loaded is None:
+            self._loaded = _engine(self.path, self._context, self._threads, self._parallel)
+        return self._loaded
 
     def load(self) -> LlamaCppChatModel:
         """Load the model now instead of on the first call; returns self."""
