@@ -134,7 +134,7 @@ class Settings:
 
 #: The tables that configure the pipeline without Python, and the keys each takes.
 SECTION_KEYS: dict[str, frozenset[str]] = {
-    "chunking": frozenset({"splitter", "chunk_size", "chunk_overlap"}),
+    "chunking": frozenset({"splitter", "chunk_size", "chunk_overlap", "pattern"}),
     "retrieval": frozenset({"mode", "top_k", "ranker", "alpha", "impact_factor",
                             "score_threshold", "candidates"}),
     "generation": frozenset({"prompt_template", "system_prompt", "metadata_keys",

@@ -192,6 +192,12 @@ class VectorKnowledgeBase:
 
     # ----------------------------------------------------------------------- delete
     def delete(self, document_ids: Sequence[str]) -> int:
+        """Remove these documents with their chunks; returns how many were removed.
+
+        Unknown ids count nothing (no error): a caller that must know which ids
+        were missing compares the count, or deletes one id at a time (the CLI's
+        ``ragloom delete`` says which were not found and exits 1).
+        """
         return self.index.delete_documents(document_ids)
 
     def delete_where(self, filters: MetadataFilters | None) -> int:

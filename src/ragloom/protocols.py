@@ -117,6 +117,16 @@ class RankedSearchable(Protocol):
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]: ...
 
 
+@runtime_checkable
+class EmbeddingReadable(Protocol):
+    """A store that gives back the embeddings it holds, as they were added (searches
+    with ``include_embeddings`` attach them to their matches)."""
+
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored embeddings of these chunk ids; unknown ids are absent."""
+        ...
+
+
 class RankingView(Protocol):
     """Both rankings of one consistent state of a store (see :class:`ViewRankable`).
 
@@ -236,7 +246,7 @@ class ModelProvider(Protocol):
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -246,7 +256,7 @@ class ModelProvider(Protocol):
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -264,8 +274,11 @@ class Rag(Protocol):
     def query(self, question: str, filters: MetadataFilters | None = None) -> RagAnswer: ...
 
 
-def as_messages(messages: str | Sequence[ChatMessage]) -> list[ChatMessage]:
-    """One user message or a conversation, as a list of messages."""
+def as_messages(messages: str | ChatMessage | Sequence[ChatMessage]) -> list[ChatMessage]:
+    """One message or a conversation, as a list of messages: a ``str`` is one user
+    message, a single :class:`ChatMessage` is kept whole (whatever its role)."""
     if isinstance(messages, str):
         return [ChatMessage.user(messages)]
+    if isinstance(messages, ChatMessage):
+        return [messages]
     return list(messages)

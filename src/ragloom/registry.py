@@ -29,6 +29,7 @@ MODELS: dict[str, str] = {
     "ollama": "ragloom.models.ollama",
     "anthropic": "ragloom.models.anthropic",
     "gemini": "ragloom.models.gemini",
+    "gguf": "ragloom.models.llamacpp",
     "fake": "ragloom.testing.fakes",
 }
 

@@ -360,18 +360,26 @@ class VectorMatch:
 
 @dataclass(frozen=True, kw_only=True)
 class QueryMatch:
-    """A retrieved chunk with its score, as a retriever returns it."""
+    """A retrieved chunk with its score, as a retriever returns it.
+
+    ``embedding`` is the chunk's stored embedding when the search asked for it
+    (``SearchOptions(include_embeddings=True)``), else None.
+    """
 
     chunk: TextChunk
     score: float
     raw_score: float = 0.0
     knowledge_base: str = ""
+    embedding: Embedding | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chunk_id": self.chunk.id, "document_id": self.chunk.document_id,
+        data = {"chunk_id": self.chunk.id, "document_id": self.chunk.document_id,
                 "document": self.chunk.source or self.chunk.document_id, "score": self.score,
                 "raw_score": self.raw_score, "knowledge_base": self.knowledge_base,
                 "text": self.chunk.text, "metadata": dict(self.chunk.metadata)}
+        if self.embedding is not None:
+            data["embedding"] = self.embedding.to_dict()
+        return data
 
 
 # --------------------------------------------------------------------------------- chat

@@ -204,7 +204,7 @@ def test_second_load_reads_the_cache(
         raise AssertionError("the cache should have been used")
 
     monkeypatch.setattr(local, "_convert", no_conversion)
-    again = LocalChatModel(cache_dir=smollm2_cache)
+    again = LocalChatModel(cache_dir=smollm2_cache, backend="numpy")
     started = time.perf_counter()
     assert again.context_length == 8192
     assert time.perf_counter() - started < 5.0
@@ -329,7 +329,7 @@ def test_the_numpy_backend_answers_without_importing_torch(smollm2_cache: Path) 
     code = (
         "import sys\n"
         "from ragloom.models.local import LocalChatModel\n"
-        f"model = LocalChatModel(cache_dir={str(smollm2_cache)!r})\n"
+        f"model = LocalChatModel(cache_dir={str(smollm2_cache)!r}, backend='numpy')\n"
         "text = model.chat('Say hello.', max_tokens=4).text\n"
         "print(bool(text), 'torch' in sys.modules, 'transformers' in sys.modules)\n"
     )

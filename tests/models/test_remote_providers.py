@@ -25,6 +25,7 @@ from fakeservers import (
 from ragloom.errors import (
     AuthenticationError,
     BadResponseError,
+    InvalidInputError,
     ModelNotFoundError,
     ProviderConnectionError,
     ProviderTimeoutError,
@@ -276,3 +277,35 @@ def test_fallback_answers_when_the_first_server_is_down(
     assert isinstance(chain.failures[-1], ProviderConnectionError)
     deltas = list(chain.stream("Hi"))
     assert deltas[-1].response is not None and deltas[-1].response.model == response.model
+
+
+@pytest.mark.parametrize("single", ["str", "user", "system"])
+@pytest.mark.parametrize("streaming", [False, True])
+def test_chat_takes_one_message_as_well_as_a_list(vendor: tuple[Vendor, FakeServer],
+                                                  single: str, streaming: bool) -> None:
+    """The specifications' ``chat(ChatUserMessage|ChatMessage[])``: one message alone
+    reaches the server as a one-message conversation, in its own role."""
+    spec, server = vendor
+    model = spec.make(server.url)
+    message: str | ChatMessage = {
+        "str": "Just one question", "user": ChatMessage.user("Just one question"),
+        "system": ChatMessage.system("Just one question")}[single]
+    if single == "system" and spec.name in ("anthropic", "gemini"):
+        with pytest.raises(InvalidInputError, match="no user or assistant message"):
+            model.chat(message)
+        assert not server.requests  # refused before anything was sent
+        return
+    if streaming:
+        final = list(model.stream(message))[-1].response
+        assert final is not None
+        text = final.text
+    else:
+        text = model.chat(message).text
+    assert "Hello from the" in text
+    seen = spec.view(server.requests[-1])
+    assert seen["texts"] == ["Just one question"]
+    body = server.requests[-1].body
+    if single == "system" and spec.name in ("openai", "ollama"):
+        assert body["messages"][0]["role"] == "system"
+    elif spec.name in ("openai", "ollama"):
+        assert body["messages"][0]["role"] == "user"

@@ -30,26 +30,54 @@ def segments_between(pattern: re.Pattern[str], text: str) -> list[Span]:
     return spans
 
 
+def _grouped_key(splitter: object, size: int, overlap: int) -> str:
+    """The settings key, unchanged from before sizes existed when they are the
+    defaults (one unit, no overlap): documents split so are not re-ingested."""
+    if (size, overlap) == (1, 0):
+        return f"{type(splitter).__name__}()"
+    return describe(splitter)
+
+
+def _non_blank(text: str, spans: list[Span]) -> list[Span]:
+    return [span for span in spans if text[span[0]:span[1]].strip()]
+
+
 @dataclass(frozen=True)
 class ParagraphSplitter:
-    """One chunk per paragraph (text between blank lines)."""
+    """``paragraphs`` paragraphs (text between blank lines) per chunk, ``overlap`` of
+    them repeated in the next chunk; the default is one chunk per paragraph."""
+
+    paragraphs: int = 1
+    overlap: int = 0
+
+    def __post_init__(self) -> None:
+        check_size("paragraphs", self.paragraphs, self.overlap)
 
     def split(self, document: TextDocument) -> list[TextChunk]:
-        return build_chunks(document, segments_between(_PARAGRAPH_BREAK, document.text))
+        units = _non_blank(document.text, segments_between(_PARAGRAPH_BREAK, document.text))
+        return build_chunks(document, window_spans(units, self.paragraphs, self.overlap))
 
     def settings_key(self) -> str:
-        return describe(self)
+        return _grouped_key(self, self.paragraphs, self.overlap)
 
 
 @dataclass(frozen=True)
 class LineSplitter:
-    """One chunk per non-blank line."""
+    """``lines`` non-blank lines per chunk, ``overlap`` of them repeated in the next
+    chunk; the default is one chunk per line."""
+
+    lines: int = 1
+    overlap: int = 0
+
+    def __post_init__(self) -> None:
+        check_size("lines", self.lines, self.overlap)
 
     def split(self, document: TextDocument) -> list[TextChunk]:
-        return build_chunks(document, segments_between(_LINE_BREAK, document.text))
+        units = _non_blank(document.text, segments_between(_LINE_BREAK, document.text))
+        return build_chunks(document, window_spans(units, self.lines, self.overlap))
 
     def settings_key(self) -> str:
-        return describe(self)
+        return _grouped_key(self, self.lines, self.overlap)
 
 
 @dataclass(frozen=True)
@@ -117,13 +145,17 @@ class RegexSplitter:
     """Cut wherever ``pattern`` matches.
 
     The matched text is dropped, or kept at the start of the following chunk with
-    ``keep_separator=True`` (useful for patterns such as ``(?m)^## ``).
+    ``keep_separator=True`` (useful for patterns such as ``(?m)^## ``). ``pieces``
+    pieces go in one chunk, ``overlap`` of them repeated in the next (default: one).
     """
 
     pattern: str
     keep_separator: bool = False
+    pieces: int = 1
+    overlap: int = 0
 
     def __post_init__(self) -> None:
+        check_size("pieces", self.pieces, self.overlap)
         try:
             re.compile(self.pattern)
         except re.error as exc:
@@ -134,10 +166,16 @@ class RegexSplitter:
     def split(self, document: TextDocument) -> list[TextChunk]:
         pattern = re.compile(self.pattern)
         if not self.keep_separator:
-            return build_chunks(document, segments_between(pattern, document.text))
-        cuts = sorted({m.start() for m in pattern.finditer(document.text)} - {0})
-        bounds = [0, *cuts, len(document.text)]
-        return build_chunks(document, list(itertools.pairwise(bounds)))
+            units = segments_between(pattern, document.text)
+        else:
+            cuts = sorted({m.start() for m in pattern.finditer(document.text)} - {0})
+            units = list(itertools.pairwise([0, *cuts, len(document.text)]))
+        if (self.pieces, self.overlap) != (1, 0):
+            units = window_spans(_non_blank(document.text, units), self.pieces, self.overlap)
+        return build_chunks(document, units)
 
     def settings_key(self) -> str:
+        if (self.pieces, self.overlap) == (1, 0):  # the key from before sizes existed
+            return (f"RegexSplitter(pattern={self.pattern!r}, "
+                    f"keep_separator={self.keep_separator!r})")
         return describe(self)

@@ -44,9 +44,11 @@ _register_graph()
 
 
 def _register_kb_and_sessions() -> None:
+    from ragloom.cli.delete_cmd import delete_command
     from ragloom.cli.kb_cmd import kb_app
     from ragloom.cli.sessions_cmd import sessions_app
 
+    app.command("delete")(delete_command)
     app.add_typer(kb_app, name="kb")
     app.add_typer(sessions_app, name="sessions")
 

@@ -155,13 +155,15 @@ def ingest_command(
         "--splitter", help="recursive, markdown, sentence, paragraph, line, word, character "
         "[default: [chunking] in ragloom.toml, else recursive]", show_default=False)] = None,
     chunk_size: Annotated[int | None, typer.Option(
-        "--chunk-size", min=1, help="Chunk size in the embedder's tokens (recursive, markdown)",
+        "--chunk-size", min=1, help="Chunk size in the splitter's own unit: the embedder's "
+        "tokens (recursive, markdown), characters (character), words (word), sentences "
+        "(sentence), paragraphs (paragraph), lines (line), pieces (regex)",
         show_default=False)] = None,
     retry_failed: Annotated[bool, typer.Option(
         "--retry-failed", help="Parse again the files that failed before and have not "
         "changed (skipped otherwise).")] = False,
     chunk_overlap: Annotated[int | None, typer.Option(
-        "--chunk-overlap", min=0, help="Tokens shared by neighbouring chunks",
+        "--chunk-overlap", min=0, help="Units (as --chunk-size) shared by neighbouring chunks",
         show_default=False)] = None,
     json_output: JsonOption = False,
     server: ServerOption = None,

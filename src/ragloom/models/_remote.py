@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ragloom.errors import BadResponseError, ConfigurationError, ProviderError
+from ragloom.errors import BadResponseError, ConfigurationError, InvalidInputError, ProviderError
 from ragloom.models._http import bad_response, elapsed, parse_arguments, sdk_error
 from ragloom.tracing import chat_span, record_usage, start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, ToolCall, Usage
@@ -22,6 +22,14 @@ StreamEnd = tuple[Sequence[ToolCall], Usage, str]
 # A vendor's stream yields text pieces, then returns how to finish; the finisher runs
 # outside the SDK error mapping, so its own BadResponseError passes unchanged.
 StreamEvents = Generator[str, None, Callable[[], StreamEnd]]
+
+
+def no_turns(provider: str) -> InvalidInputError:
+    """The error for a conversation of system messages only, which the vendors whose
+    APIs keep the system prompt apart (Anthropic, Gemini) cannot send."""
+    return InvalidInputError(
+        f"{provider}: the conversation has no user or assistant message; send the "
+        "question as a user message (a str is one)")
 
 
 class ProviderBound:
@@ -76,7 +84,7 @@ class RemoteChatModel(ProviderBound):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,
@@ -89,7 +97,8 @@ class RemoteChatModel(ProviderBound):
         raise ConfigurationError(f"{self.name} cannot honour response_format "
                                  f"{response_format.get('type')!r}")
 
-    def _prepared(self, messages: str | Sequence[ChatMessage], tools: Sequence[Tool],
+    def _prepared(self, messages: str | ChatMessage | Sequence[ChatMessage],
+                  tools: Sequence[Tool],
                   stop: Sequence[str] | None, temperature: float | None,
                   max_tokens: int | None, response_format: Mapping[str, Any] | None
                   ) -> dict[str, Any]:
@@ -111,7 +120,7 @@ class RemoteChatModel(ProviderBound):
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -136,7 +145,7 @@ class RemoteChatModel(ProviderBound):
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,

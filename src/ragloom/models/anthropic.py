@@ -13,7 +13,13 @@ from ragloom._optional import require
 from ragloom.errors import AuthenticationError, ProviderError
 from ragloom.models import attachments
 from ragloom.models._http import DEFAULT_TIMEOUT, env_value
-from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents, status_sdk_error
+from ragloom.models._remote import (
+    RemoteChatModel,
+    StreamEnd,
+    StreamEvents,
+    no_turns,
+    status_sdk_error,
+)
 from ragloom.protocols import as_messages
 from ragloom.types import ChatMessage, Tool, ToolCall, Usage
 
@@ -124,13 +130,15 @@ class AnthropicChatModel(RemoteChatModel):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,
         max_tokens: int | None,
     ) -> dict[str, Any]:
         system, turns = split_messages(as_messages(messages), self.provider)
+        if not turns:
+            raise no_turns(self.provider)
         request: dict[str, Any] = {"model": self.model, "messages": turns,
                                    "max_tokens": max_tokens or self.max_tokens}
         if system:

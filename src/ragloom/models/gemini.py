@@ -14,7 +14,7 @@ from ragloom._optional import require
 from ragloom.errors import AuthenticationError, ProviderError
 from ragloom.models import attachments
 from ragloom.models._http import DEFAULT_TIMEOUT, env_value, header, sdk_error
-from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents
+from ragloom.models._remote import RemoteChatModel, StreamEnd, StreamEvents, no_turns
 from ragloom.protocols import as_messages
 from ragloom.types import BinaryDocument, ChatMessage, Tool, ToolCall, Usage
 
@@ -144,13 +144,15 @@ class GeminiChatModel(RemoteChatModel):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,
         max_tokens: int | None,
     ) -> dict[str, Any]:
         system, conversation = contents(as_messages(messages), self.provider)
+        if not conversation:
+            raise no_turns(self.provider)
         # Tools are declarations only: the SDK must not try to call Python functions.
         config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
         if system:

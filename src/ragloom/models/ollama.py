@@ -123,7 +123,7 @@ class OllamaChatModel(OllamaClientMixin, RemoteChatModel):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,

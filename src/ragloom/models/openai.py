@@ -124,7 +124,7 @@ class OpenAIChatModel(RemoteChatModel):
 
     def _request(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         tools: Sequence[Tool],
         stop: Sequence[str] | None,
         temperature: float | None,

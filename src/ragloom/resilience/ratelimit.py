@@ -106,13 +106,14 @@ class RateLimitedModel:
         return bool(getattr(self.inner, "supports_response_format", False))
 
     @staticmethod
-    def _estimate(messages: str | Sequence[ChatMessage], max_tokens: int | None) -> int:
+    def _estimate(messages: str | ChatMessage | Sequence[ChatMessage],
+                  max_tokens: int | None) -> int:
         text = sum(estimate_tokens(m.content) for m in as_messages(messages))
         return text + (max_tokens or 0)
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -130,7 +131,7 @@ class RateLimitedModel:
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,

@@ -30,6 +30,8 @@ class SearchOptions:
     the same for every query; ``"per_query"`` the fused score, rescaled within each
     query's results (the best hit near 1), with the threshold applied to each side
     before fusion. The ranking is the same in both.
+
+    ``include_embeddings`` gives every match its stored embedding.
     ``impact_factor`` is RRF's k; ``alpha`` weighs vector (1) against keyword (0)
     in the weighted ranker (min-max normalised scores; ``extra={"normalization":
     "zscore"}`` or ``"none"`` change that).
@@ -56,6 +58,9 @@ class SearchOptions:
     graph_hops: int = 1
     graph_fan_out: int = 10
     graph_weight: float = 0.5
+    #: Each match carries its chunk's stored embedding (``QueryMatch.embedding``); the
+    #: store must be :class:`~ragloom.protocols.EmbeddingReadable` (every store shipped is).
+    include_embeddings: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in SEARCH_MODES:

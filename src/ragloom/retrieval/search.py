@@ -19,7 +19,7 @@ results are those of the one-thread path.
 from __future__ import annotations
 
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragloom._threads import cores_shared
@@ -27,6 +27,7 @@ from ragloom.errors import QueryError, RagError
 from ragloom.filters import MetadataFilters
 from ragloom.protocols import (
     EmbeddingProvider,
+    EmbeddingReadable,
     KeywordSearchable,
     RankedSearchable,
     RankingView,
@@ -132,7 +133,17 @@ def search(
         if record_results():
             record_matches(current, [m.chunk.document_id for m in result.matches],
                            [m.score for m in result.matches])
-        return result
+    return with_embeddings(store, result) if options.include_embeddings else result
+
+
+def with_embeddings(store: object, result: SearchResult) -> SearchResult:
+    """The result with each match's stored embedding attached (``include_embeddings``)."""
+    if not isinstance(store, EmbeddingReadable):
+        raise QueryError(f"{store_name(store)} cannot return stored embeddings; search "
+                         "without include_embeddings")
+    stored = store.get_embeddings([match.chunk.id for match in result.matches])
+    return replace(result, matches=[replace(match, embedding=stored.get(match.chunk.id))
+                                    for match in result.matches])
 
 
 def _search(

@@ -49,6 +49,7 @@ class InMemoryVectorStore:
         self.name = name
         self._matrix = DenseMatrix(metric)
         self._chunks: dict[str, TextChunk] = {}
+        self._embeddings: dict[str, Embedding] = {}  # as added (the matrix may normalise)
         self._documents: dict[str, StoredDocument] = {}
         self._by_source: dict[str, str] = {}
         self._info: CollectionInfo | None = None
@@ -71,6 +72,7 @@ class InMemoryVectorStore:
         self._matrix.upsert(self._checked(entries))
         for entry in entries:
             self._chunks[entry.id] = entry.chunk
+            self._embeddings[entry.id] = entry.embedding
         self._bm25.add((entry.id, entry.chunk.text) for entry in entries)
 
     def query(
@@ -103,6 +105,7 @@ class InMemoryVectorStore:
         self._bm25.remove(ids)
         for cid in ids:
             self._chunks.pop(cid, None)
+            self._embeddings.pop(cid, None)
         return self._matrix.remove(ids)
 
     def count(self) -> int:
@@ -111,6 +114,10 @@ class InMemoryVectorStore:
     def chunks(self, filters: MetadataFilters | None = None) -> list[TextChunk]:
         """Every chunk (those matching ``filters``), in insertion order."""
         return [chunk for chunk in self._chunks.values() if evaluate(filters, chunk.metadata)]
+
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The embeddings of these chunk ids as they were added; unknown ids are absent."""
+        return {cid: self._embeddings[cid] for cid in ids if cid in self._embeddings}
 
     # ---------------------------------------------------------------- DocumentIndex
     def collection_info(self) -> CollectionInfo | None:

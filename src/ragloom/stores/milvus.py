@@ -235,6 +235,15 @@ class MilvusStore(ServerStore):
         found = {row["id"]: self._chunk(row) for row in rows}
         return [found[i] for i in ids if i in found]
 
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored vectors of these chunk ids; unknown ids are absent."""
+        with self._lock:
+            if not ids or self._info() is None or not self._db.has_chunks():
+                return {}
+            rows = self._db.call("reading", "get", self._db.chunks, ids=list(ids),
+                                 output_fields=["id", "dense"])
+        return {row["id"]: Vector(np.asarray(row["dense"], dtype=np.float32)) for row in rows}
+
     def export_entries(self, batch_size: int = 1000) -> Iterator[list[VectorEntry]]:
         """Every chunk with its vector, in batches."""
         with self._lock:

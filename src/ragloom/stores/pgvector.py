@@ -428,6 +428,17 @@ class PgVectorStore(ServerStore):
         where, params = compile_filters(filters)
         return [self._chunk(row) for row in self._select_chunks(where, params)]
 
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored vectors of these chunk ids; unknown ids are absent."""
+        if not ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT c.id, c.embedding::text FROM ragloom_chunks c JOIN ragloom_collections k "
+                "ON k.id = c.collection_id WHERE k.name = %s AND c.id = ANY(%s)",
+                [self.name, list(ids)]).fetchall()
+        return {row[0]: Vector(parse_vector(row[1])) for row in rows}
+
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
         found = {row[0]: self._chunk(row) for row in self._select_chunks("c.id = ANY(%s)",

@@ -784,6 +784,16 @@ class SqliteVectorStore:
             yield [VectorEntry(chunk=chunk_from_row(row[2:]), embedding=Vector(
                 np.frombuffer(row[1], dtype=VECTOR_DTYPE).astype(np.float32))) for row in rows]
 
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored vectors of these chunk ids; unknown ids are absent."""
+        with self._lock, self._read() as conn:
+            if self._cid is None or not ids:
+                return {}
+            rows = conn.execute(f"SELECT c.id, c.vector FROM {BY_IDS}",
+                                (ids_json(ids), self._cid)).fetchall()
+        return {cid: Vector(np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32))
+                for cid, blob in rows}
+
     def get_chunks(self, ids: Sequence[str]) -> list[TextChunk]:
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
         with self._lock, self._read() as conn:

@@ -84,7 +84,7 @@ class ScriptedModel:
 
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,
@@ -107,7 +107,7 @@ class ScriptedModel:
 
     def stream(
         self,
-        messages: str | Sequence[ChatMessage],
+        messages: str | ChatMessage | Sequence[ChatMessage],
         *,
         tools: Sequence[Tool] = (),
         stop: Sequence[str] | None = None,

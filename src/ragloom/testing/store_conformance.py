@@ -54,7 +54,7 @@ from ragloom.filters import (
     evaluate,
     parse_filters,
 )
-from ragloom.protocols import DocumentIndex, KeywordSearchable, VectorStore
+from ragloom.protocols import DocumentIndex, EmbeddingReadable, KeywordSearchable, VectorStore
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.retrieval.tokenize import tokenize
@@ -443,6 +443,45 @@ class StoreConformance:
         assert all(0.0 <= s <= 1.0 for s in scores)
         assert scores == sorted(scores, reverse=True)
         assert all(m.chunk.metadata["i"] >= 5 for m in result.matches)
+
+    @pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid"])
+    def test_matches_carry_their_embeddings_on_request(self, make_store: StoreFactory,
+                                                      mode: str) -> None:
+        embedder = HashingEmbedder(16)
+        rng = np.random.default_rng(9)
+        texts = [" ".join(rng.choice(_WORDS, size=5)) for _ in range(12)]
+        store = make_store("cosine")
+        # Scaled so that a store handing back normalised vectors would be caught.
+        added = {f"e{i:02d}": np.asarray(vector.values, dtype=np.float32) * (i + 1.5)
+                 for i, vector in enumerate(embedder.embed_documents(texts))
+                 if isinstance(vector, Vector)}
+        store.add([entry(make_chunk(cid, text), added[cid])
+                   for cid, text in zip(added, texts, strict=True)])
+        if mode != "vector" and not isinstance(store, KeywordSearchable):
+            pytest.skip(f"{type(store).__name__} has no keyword search")
+        readable: object = store
+        assert isinstance(readable, EmbeddingReadable) and len(added) == len(texts)
+        options = SearchOptions(mode=mode, top_k=5)  # type: ignore[arg-type]
+        plain = search(store, embedder, "alpha beta gamma", options)
+        assert plain.matches and all(m.embedding is None for m in plain.matches)
+        result = search(store, embedder, "alpha beta gamma", options.with_(
+            include_embeddings=True))
+        assert [m.chunk.id for m in result.matches] == [m.chunk.id for m in plain.matches]
+        for match in result.matches:
+            assert isinstance(match.embedding, Vector)
+            np.testing.assert_allclose(match.embedding.values, added[match.chunk.id],
+                                       rtol=1e-5, atol=1e-6)
+            assert match.to_dict()["embedding"]["values"] == pytest.approx(
+                added[match.chunk.id].tolist(), rel=1e-5)
+        assert store.get_embeddings(["missing"]) == {}
+
+    def test_delete_of_unknown_ids_counts_nothing(self, make_store: StoreFactory) -> None:
+        """Deleting an id the store does not hold says so: it counts 0, nothing fails."""
+        store, _, ids, _ = self._random_store(make_store, "cosine", n=5)
+        assert store.delete(["never-added"]) == 0
+        assert store.delete_documents(["never-added"]) == 0
+        assert store.delete([ids[0], "never-added"]) == 1
+        assert store.count() == 4
 
     # ---------------------------------------------------------------- documents
     def test_embedder_binding(self, make_store: StoreFactory) -> None:

@@ -69,13 +69,15 @@ class LazyModel:
             raise ConfigurationError("the server runs without a language model")
         return model
 
-    def chat(self, messages: str | Sequence[ChatMessage], *, tools: Sequence[Tool] = (),
+    def chat(self, messages: str | ChatMessage | Sequence[ChatMessage], *,
+             tools: Sequence[Tool] = (),
              stop: Sequence[str] | None = None, temperature: float | None = None,
              max_tokens: int | None = None) -> ChatResponse:
         return self._model().chat(messages, tools=tools, stop=stop, temperature=temperature,
                                   max_tokens=max_tokens)
 
-    def stream(self, messages: str | Sequence[ChatMessage], *, tools: Sequence[Tool] = (),
+    def stream(self, messages: str | ChatMessage | Sequence[ChatMessage], *,
+               tools: Sequence[Tool] = (),
                stop: Sequence[str] | None = None, temperature: float | None = None,
                max_tokens: int | None = None) -> Iterator[ChatDelta]:
         return self._model().stream(messages, tools=tools, stop=stop,
