@@ -61,14 +61,14 @@ class GatePolicy:
     # A logistic fit on the lookups of the dev sources (SQuAD 2.0 "Normans", the 72
     # questions of bench/answers, bench/qa/dev), each source weighted equally:
     # "answerable and the extract is right" against "unanswerable".
-    bias: float = -2.06
-    w_score: float = 2.95
-    w_lexical: float = -1.04
-    w_margin: float = 2.39
-    w_coverage: float = 1.4
-    w_sentence_coverage: float = -0.34
-    w_typed: float = 0.02
-    refuse_below: float = 0.45
+    bias: float = -2.65
+    w_score: float = 3.76
+    w_lexical: float = -1.29
+    w_margin: float = 2.41
+    w_coverage: float = 1.82
+    w_sentence_coverage: float = -0.43
+    w_typed: float = -0.15
+    refuse_below: float = 0.5
     min_score: float = 0.25
 
     def confidence(self, s: GateSignals) -> float:

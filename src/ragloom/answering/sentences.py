@@ -98,6 +98,17 @@ def _echoes(text: str, asked: set[str]) -> bool:
     return not numbers_in(text) and set(_stems(text)) <= asked
 
 
+_LABEL = re.compile(r"(?:^|;\s*)([^:;]{1,60}):\s*[^;]+")
+
+
+def _names_column(text: str, asked: set[str]) -> bool:
+    """Whether ``text`` reads ``label: value`` and a label holds a word of the question."""
+    labels = _LABEL.findall(text)
+    if not labels or (len(labels) == 1 and len(text) > 120):
+        return False
+    return any(set(_stems(label.replace("_", " "))) & asked for label in labels)
+
+
 def is_heading(text: str) -> bool:
     """A title or heading: short, no sentence end, mostly capitalised words (or up to
     four words with no number, such as "Error codes")."""
@@ -154,6 +165,9 @@ class SentenceWeights:
     # Factor for titles, headings, questions and sentences that only repeat the
     # question's words (an FAQ's question line): they rarely answer anything.
     heading: float = 0.6
+    # Bonus for a table row with a column the question names ("weight of the kx200"
+    # -> ``Weight (empty): 1.1 kg``; "capacity" -> ``capacity: 120``).
+    label: float = 0.15
 
 
 class SentenceRanker:
@@ -184,6 +198,8 @@ class SentenceRanker:
             score = w.dense * d + w.lexical * lx + w.retrieval * r
             if kind is not None and has_kind(s.text, kind):
                 score += w.kind
+            if _names_column(s.text, asked):
+                score += w.label
             if is_heading(s.text) or s.text.rstrip().endswith("?") or _echoes(s.text, asked):
                 score *= w.heading
             scored.append(replace(s, score=score, dense=d, lexical=lx))
