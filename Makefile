@@ -44,9 +44,12 @@ chromium:
 	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium) || \
 		echo "chromium could not be installed: tests/web will be skipped"
 
+# lint-imports checks the declared layers (pyproject.toml [tool.importlinter],
+# docs/architecture.md) of this tree's src, whatever the venv has installed.
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	PYTHONPATH=src $(BIN)/lint-imports --no-cache
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/ingest_scifact.py

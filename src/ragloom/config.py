@@ -337,6 +337,10 @@ def search_options(settings: Settings, **flags: Any) -> Any:
     from ragloom.retrieval.options import SearchOptions
 
     values = {**settings.retrieval, **{k: v for k, v in flags.items() if v is not None}}
+    if values.get("graph"):
+        # Graph-aware retrieval lives above the retrieval layer: importing it hands
+        # its search to ragloom.retrieval (see ragloom.graph.retrieval).
+        import ragloom.graph  # noqa: F401
     try:
         return SearchOptions(**values)
     except TypeError as exc:

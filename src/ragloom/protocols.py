@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ragloom.filters import MetadataFilters
 from ragloom.types import (
@@ -20,15 +20,13 @@ from ragloom.types import (
     Document,
     Embedding,
     QueryMatch,
+    RagAnswer,
     TextChunk,
     TextDocument,
     Tool,
     VectorEntry,
     VectorMatch,
 )
-
-if TYPE_CHECKING:
-    from ragloom.rag import RagAnswer
 
 
 @runtime_checkable

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ragloom.answering.corpus import Corpus, KnowledgeBaseCorpus
@@ -36,6 +35,7 @@ from ragloom.types import (
     Document,
     Prompt,
     QueryMatch,
+    RagAnswer,
     Usage,
 )
 
@@ -43,59 +43,6 @@ __all__ = ["DEFAULT_CHUNK_TEMPLATE", "DEFAULT_PROMPT", "DEFAULT_SYSTEM_PROMPT",
            "NO_CONTEXT_ANSWER", "NaiveRag", "RagAnswer", "augment_user_query", "rag_answer"]
 
 NO_CONTEXT_ANSWER = "I could not find anything about that in the knowledge base."
-
-
-@dataclass(frozen=True, kw_only=True)
-class RagAnswer:
-    """An answer with the passages it was given, numbered as in the prompt.
-
-    Answers also carry ``citations`` (numbers of the sources relied on), ``quote``
-    (the sentence that supports the answer), ``refused`` (the documents do not answer
-    the question) with ``reason``, ``kind`` (lookup, list, comparison, summary,
-    procedure, mentions), ``points`` (a list's items or a summary's points, each
-    cited), ``unsupported`` (what the check flagged) and ``origin``: ``"model"`` (the
-    model's answer, checked), ``"extract"`` (the answer span or items taken from the
-    passages), ``"quote"`` (the supporting sentence) or ``"refusal"``.
-    """
-
-    question: str
-    answer: str
-    sources: list[QueryMatch] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    degraded: bool = False
-    notice: str = ""
-    retrieval_seconds: float = 0.0
-    model: str = ""
-    quote: str = ""
-    citations: list[int] = field(default_factory=list)
-    refused: bool = False
-    origin: str = ""
-    kind: str = ""
-    reason: str = ""
-    points: list[dict[str, Any]] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "answer": self.answer,
-            "sources": [dict(number=n, **m.to_dict()) for n, m in enumerate(self.sources, 1)],
-            "usage": {"input_tokens": self.usage.input_tokens,
-                      "output_tokens": self.usage.output_tokens,
-                      "latency_s": round(self.usage.latency_s, 3),
-                      "retrieval_s": round(self.retrieval_seconds, 3)},
-            "model": self.model,
-            "degraded": self.degraded,
-            "notice": self.notice,
-            "quote": self.quote,
-            "citations": list(self.citations),
-            "refused": self.refused,
-            "refusal_reason": self.reason,
-            "origin": self.origin,
-            "kind": self.kind,
-            "points": [dict(p) for p in self.points],
-            "unsupported": list(self.unsupported),
-        }
 
 
 def rag_answer(question: str, result: EngineAnswer, model: ModelProvider | None,
@@ -178,7 +125,6 @@ class NaiveRag:
         if shown:  # keys the template does not place go on a line after the passage
             chunk_template += "\n(" + "; ".join(f"{k}: {{{k}}}" for k in shown) + ")"
         self.chunk_template = chunk_template
-        self._augmentor: Any = None
         self.model: ModelProvider | None = model
         self.search_options = search
         base = settings or GenerationSettings()
@@ -209,38 +155,21 @@ class NaiveRag:
     def ingest(self, documents: Sequence[Document]) -> Any:
         return self.knowledge_base.ingest(documents)
 
-    @property
-    def augmentor(self) -> Any:
-        """The retrieval augmentor this RAG is: every knowledge base as a content
-        retriever, default query transformer and router, RRF across several."""
-        if self._augmentor is None:
-            from ragloom.advanced import (
-                DefaultContentAggregator,
-                KnowledgeBaseContentRetriever,
-                RetrievalAugmentor,
-            )
-
-            retrievers = [KnowledgeBaseContentRetriever(
-                base, options=self.search_options,
-                name=str(getattr(base, "name", "") or f"kb{i}")) for i, base in
-                enumerate(self.knowledge_bases)]
-            top_k = (self.search_options or getattr(self.knowledge_base, "search_options",
-                                                    None) or SearchOptions()).top_k
-            self._augmentor = RetrievalAugmentor(
-                retrievers, content_aggregator=DefaultContentAggregator(),
-                max_contents=top_k if len(retrievers) > 1 else None)
-        return self._augmentor
-
     def _retrieve(self, question: str, filters: MetadataFilters | None) -> tuple[Any, float]:
+        """Every knowledge base searched (its own search options when one; RRF across
+        several, cut to ``top_k``), then the reranker, if any."""
+        from ragloom.retrieval.multi import search_knowledge_bases
         from ragloom.retrieval.search import SearchResult, check_query
 
         check_query(question)
         started = time.perf_counter()
-        result = self.augmentor.retrieve(question, filters=filters)
-        matches = list(result.contents)
+        named = [(str(getattr(base, "name", "") or f"kb{i}"), base)
+                 for i, base in enumerate(self.knowledge_bases)]
+        result = search_knowledge_bases(named, question, self.search_options, filters)
+        matches = list(result.matches)
         if self.reranker is not None:
             matches = self.reranker.rerank(question, matches)
-        return (SearchResult(matches, degraded=bool(result.notice), notice=result.notice),
+        return (SearchResult(matches, degraded=result.degraded, notice=result.notice),
                 time.perf_counter() - started)
 
     def messages(self, question: str, sources: Sequence[QueryMatch],

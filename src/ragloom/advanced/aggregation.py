@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 from ragloom.advanced.query import Query
 from ragloom.advanced.scoring import ScoringModel, ScoringReranker
 from ragloom.errors import InvalidInputError
-from ragloom.retrieval.fusion import reciprocal_rank_fusion
+from ragloom.retrieval.multi import fuse_match_lists
 from ragloom.types import QueryMatch
 
 __all__ = [
@@ -50,16 +50,7 @@ def match_key(match: QueryMatch) -> str:
 
 
 def _rrf(lists: Sequence[Sequence[QueryMatch]], k: float) -> list[QueryMatch]:
-    kept = [list(items) for items in lists if items]
-    if not kept:
-        return []
-    if len(kept) == 1:
-        return kept[0]
-    by_key = {match_key(m): m for items in kept for m in items}
-    fused = reciprocal_rank_fusion([[(match_key(m), m.score) for m in items] for items in kept],
-                                   k=k)
-    return [QueryMatch(chunk=by_key[f.id].chunk, score=f.score, raw_score=f.raw,
-                       knowledge_base=by_key[f.id].knowledge_base) for f in fused]
+    return fuse_match_lists(lists, k)
 
 
 class DefaultContentAggregator:

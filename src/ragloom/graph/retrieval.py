@@ -14,6 +14,11 @@ The two lists are fused before the cut to ``top_k``: with RRF, the graph list is
 more ranking (weight ``graph_weight``); with the weighted ranker, scores are summed
 with weights 1 and ``graph_weight``. A chunk that only the graph found can thus enter
 the results: the second document of a two-hop question.
+
+Retrieval sits below the graph and never imports it: importing this module (which
+``import ragloom.graph`` does) hands :func:`graph_search` to
+:func:`ragloom.retrieval.search.use_graph_search`, and any caller may pass it to
+:func:`~ragloom.retrieval.search.search` as ``graph_search``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ragloom.graph.sqlite_graph import SqliteGraph
 from ragloom.protocols import EmbeddingProvider, VectorStore
 from ragloom.retrieval.fusion import reciprocal_rank_fusion, weighted_fusion
 from ragloom.retrieval.options import SearchOptions
-from ragloom.retrieval.search import SearchResult, search, store_name
+from ragloom.retrieval.search import SearchResult, search, store_name, use_graph_search
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.types import QueryMatch, VectorMatch
 
@@ -108,3 +113,6 @@ def graph_search(store: VectorStore, embedder: EmbeddingProvider, query: str,
         notice = "; ".join(filter(None, [notice, "no entity of the knowledge graph is named "
                                          "in the query; graph retrieval added nothing"]))
     return SearchResult(matches[:options.top_k], degraded=base.degraded, notice=notice)
+
+
+use_graph_search(graph_search)

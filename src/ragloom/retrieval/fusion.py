@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from ragloom.retrieval.scores import score_to_bm25
+from ragloom.scores import score_to_bm25
 
 Ranking: TypeAlias = Sequence[tuple[str, float]]
 Normalization: TypeAlias = Literal["minmax", "zscore", "none"]

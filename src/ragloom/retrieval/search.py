@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ragloom._threads import cores_shared
 from ragloom.errors import QueryError, RagError
@@ -37,8 +37,8 @@ from ragloom.protocols import (
 from ragloom.retrieval.fusion import Fused, Normalization, fuse_hybrid
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.overlap import DEFAULT_OVERLAP, HybridOverlap
-from ragloom.retrieval.scores import hybrid_score
 from ragloom.retrieval.threads import single_blas_thread
+from ragloom.scores import hybrid_score
 from ragloom.tracing import record_matches, record_results, retrieval_span
 from ragloom.types import QueryMatch, VectorMatch
 
@@ -103,6 +103,26 @@ def _keyword(
     return store.keyword_query(query, top_k=top_k, filters=filters)
 
 
+class GraphSearch(Protocol):
+    """Graph-aware search (``SearchOptions(graph=True)``): the usual search with graph
+    candidates fused in. :func:`ragloom.graph.retrieval.graph_search` is the one
+    ragloom has; the retrieval layer takes it as a collaborator and never imports the
+    graph layer above it."""
+
+    def __call__(self, store: VectorStore, embedder: EmbeddingProvider, query: str,
+                 options: SearchOptions, knowledge_base: str = "") -> SearchResult: ...
+
+
+_graph_search: GraphSearch | None = None
+
+
+def use_graph_search(graph_search: GraphSearch | None) -> None:
+    """Set the graph search that ``SearchOptions(graph=True)`` runs when :func:`search`
+    is not given one; importing :mod:`ragloom.graph` sets it."""
+    global _graph_search
+    _graph_search = graph_search
+
+
 def normalization_of(options: SearchOptions) -> Normalization:
     value = options.extra.get("normalization", "minmax")
     if value not in ("minmax", "zscore", "none"):
@@ -118,18 +138,21 @@ def search(
     *,
     knowledge_base: str = "",
     overlap: HybridOverlap | None = None,
+    graph_search: GraphSearch | None = None,
 ) -> SearchResult:
     """Search ``store`` for ``query`` as ``options`` say (mode, ranker, filters...).
 
     ``overlap`` decides when a hybrid query runs its vector side (embedding and
     ranking) beside its keyword ranking
-    (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`).
+    (default: :data:`~ragloom.retrieval.overlap.DEFAULT_OVERLAP`). ``graph_search``
+    runs ``SearchOptions(graph=True)`` (default: the one :func:`use_graph_search` set,
+    which importing :mod:`ragloom.graph` does).
     """
     options = options or SearchOptions()
     with retrieval_span(knowledge_base or store_name(store), options.top_k,
                         options.mode) as current, single_blas_thread():
         result = _search(store, embedder, query, options, knowledge_base,
-                         overlap or DEFAULT_OVERLAP)
+                         overlap or DEFAULT_OVERLAP, graph_search)
         if record_results():
             record_matches(current, [m.chunk.document_id for m in result.matches],
                            [m.score for m in result.matches])
@@ -153,12 +176,15 @@ def _search(
     options: SearchOptions,
     knowledge_base: str,
     overlap: HybridOverlap,
+    graph_search: GraphSearch | None = None,
 ) -> SearchResult:
     query = check_query(query)
     if options.graph:
-        from ragloom.graph.retrieval import graph_search
-
-        return graph_search(store, embedder, query, options, knowledge_base)
+        graph = graph_search or _graph_search
+        if graph is None:
+            raise QueryError("graph retrieval (graph=True) needs ragloom.graph: import "
+                             "ragloom.graph, or pass graph_search to search()")
+        return graph(store, embedder, query, options, knowledge_base)
     mode = options.mode
     filters = options.filters
     if mode == "keyword":

@@ -21,6 +21,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+# Importing the graph layer lets SearchOptions(graph=True) run: retrieval takes its
+# graph search as a collaborator (ragloom.graph.retrieval) and never imports it.
+import ragloom.graph  # noqa: F401
 from ragloom._threads import blas_threads
 from ragloom.errors import RagError
 from ragloom.mcp.hosted import mount_mcp

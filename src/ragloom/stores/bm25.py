@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.retrieval.tokenize import query_terms, tokenize
+from ragloom.lexical.tokenize import query_terms, tokenize
 
 K1 = 1.2
 B = 0.75

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragloom.errors import DimensionMismatchError
-from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to_score
+from ragloom.scores import cosine_to_score, dot_to_score, euclidean_to_score
 
 Metric: TypeAlias = Literal["cosine", "euclidean", "dot"]
 METRICS: tuple[Metric, ...] = ("cosine", "euclidean", "dot")

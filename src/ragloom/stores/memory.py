@@ -14,7 +14,7 @@ from ragloom.errors import (
 )
 from ragloom.filters import MetadataFilters, evaluate
 from ragloom.protocols import CollectionInfo, StoredDocument
-from ragloom.retrieval.scores import bm25_to_score
+from ragloom.scores import bm25_to_score
 from ragloom.stores.bm25 import BM25Index
 from ragloom.stores.exact import DenseMatrix, Metric
 from ragloom.types import (

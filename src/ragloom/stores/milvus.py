@@ -46,8 +46,8 @@ import numpy as np
 
 from ragloom.errors import DimensionMismatchError
 from ragloom.filters import MetadataFilters
+from ragloom.lexical.tokenize import tokenize
 from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
-from ragloom.retrieval.tokenize import tokenize
 from ragloom.stores.exact import Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.milvus_client import INFO_ID, MilvusCollections

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragloom.errors import DimensionMismatchError, InvalidInputError
 from ragloom.filters import MetadataFilters
-from ragloom.retrieval.tokenize import tokenize
+from ragloom.lexical.tokenize import tokenize
 from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.memory import dense_values
 from ragloom.stores.milvus_client import INFO_ID, NO_VECTOR, MilvusCollections

@@ -38,8 +38,8 @@ import numpy.typing as npt
 
 from ragloom.errors import DimensionMismatchError, MissingDependencyError, StoreError
 from ragloom.filters import MetadataFilters
+from ragloom.lexical.tokenize import query_terms
 from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
-from ragloom.retrieval.tokenize import query_terms
 from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import Metric
 from ragloom.stores.memory import dense_values

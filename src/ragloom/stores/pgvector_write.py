@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.retrieval.tokenize import tokenize
+from ragloom.lexical.tokenize import tokenize
 from ragloom.stores.pgvector_sql import plain, to_jsonb_text
 from ragloom.types import Document, VectorEntry
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ragloom.errors import ConfigurationError, EmbedderMismatchError
 from ragloom.protocols import CollectionInfo, CollectionStats
-from ragloom.retrieval.scores import cosine_to_score, dot_to_score, euclidean_to_score
+from ragloom.scores import cosine_to_score, dot_to_score, euclidean_to_score
 from ragloom.stores.exact import METRICS, Metric
 
 IndexKind = Literal["exact", "hnsw"]

@@ -59,9 +59,9 @@ from ragloom.errors import (
     StoreError,
 )
 from ragloom.filters import MetadataFilters
+from ragloom.lexical.tokenize import query_terms
 from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
-from ragloom.retrieval.scores import bm25_to_score
-from ragloom.retrieval.tokenize import query_terms
+from ragloom.scores import bm25_to_score
 from ragloom.stores.ann import AnnSettings, sidecar_path
 from ragloom.stores.ann_matrix import ApproximateMatrix
 from ragloom.stores.bm25 import BM25Index

@@ -22,7 +22,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from ragloom.retrieval.scores import bm25_to_score
+from ragloom.scores import bm25_to_score
 from ragloom.stores.bm25 import K1, BM25Index, contributions, lucene_idf
 from ragloom.stores.sqlite_changes import changes_since
 from ragloom.types import TextChunk, VectorEntry, VectorMatch

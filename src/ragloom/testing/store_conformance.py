@@ -54,10 +54,10 @@ from ragloom.filters import (
     evaluate,
     parse_filters,
 )
+from ragloom.lexical.tokenize import tokenize
 from ragloom.protocols import DocumentIndex, EmbeddingReadable, KeywordSearchable, VectorStore
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
-from ragloom.retrieval.tokenize import tokenize
 from ragloom.stores.bm25 import BM25Index
 from ragloom.testing.fakes import HashingEmbedder
 from ragloom.testing.threads import run_in_threads

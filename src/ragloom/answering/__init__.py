@@ -1,0 +1,1 @@
+"""Grounded answers: the answer engine (:mod:`ragloom.answering.engine`) and its strategies."""
