@@ -204,7 +204,7 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
                 sentence.text, _words(side)):
             continue
         named = _holds(sentence.text, _words(side))
-        if attribute and not (_holds(sentence.text, attribute[:1]) or named
+        if attribute and not (any(_holds(sentence.text, [w]) for w in attribute)
                               or labelled(sentence.text, attribute)
                               or cell_for(sentence.text, side)):
             continue

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from ragloom.answering.compare import compare
 from ragloom.answering.corpus import Corpus
-from ragloom.answering.gate import GatePolicy, on_subject, weakness
+from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject
 from ragloom.answering.gather import list_items, mentions, procedure
 from ragloom.answering.lookup import lookup
 from ragloom.answering.prompting import ModelCall, PromptBuilder
@@ -125,9 +125,14 @@ class AnswerEngine:
                 return listed
         evidence = self.ranker.rank(question.text, passages)
         if kind == "procedure":
+            # The gate's confidence is fitted on lookups; a procedure is refused when it
+            # is about another subject or the passages miss most of its words.
             evidence, missing = on_subject(question, evidence, passages)
-            reason = ("the passages are not about " + ", ".join(missing) if missing else
-                      weakness(question, evidence, passages, self.policy)[0])
+            reason = "the passages are not about " + ", ".join(missing) if missing else ""
+            if not reason and evidence:
+                signals = measure(question, evidence, passages, idf_of(question, evidence))
+                if signals.coverage < 0.5:
+                    reason = "the passages lack " + ", ".join(signals.missing)
             if reason:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
             return procedure(question, passages, self.ranker)

@@ -183,7 +183,10 @@ def list_items(question: Question, sources: list[QueryMatch], corpus: Corpus | N
                ranker: SentenceRanker, *, limit: int) -> EngineAnswer:
     """Every matching sentence, row or bullet, each cited."""
     passages = _wide(question, sources, corpus)
-    ranked = ranker.rank(question.text, passages)
+    ranked, missing = on_subject(question, ranker.rank(question.text, passages), passages)
+    if missing:
+        return refusal("the passages are not about " + ", ".join(missing), sources,
+                       kind="list")
     found = _structured(question, passages, ranked, sources, limit, corpus)
     if found is not None:
         return found
@@ -222,7 +225,6 @@ def _structured(question: Question, passages: list[QueryMatch], ranked: list[Sen
                 ) -> EngineAnswer | None:
     """A list read from a table's yes/no column, a cell of values, or the bullets under
     a heading, when the passages hold one."""
-    ranked, _ = on_subject(question, ranked, passages)
     rows = _flag_rows(question, ranked)
     if rows:
         rows = rows[:limit]

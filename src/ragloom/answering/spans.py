@@ -38,6 +38,8 @@ _DATE = re.compile(
     rf"\b{_DAY}s?\b", re.I)
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|pm|a\.m\.|"
                    r"p\.m\.)|\bnoon\b|\bmidnight\b", re.I)
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|minutes?|mins?)\b(?:,?\s*(?:and\s+)?"
+                       r"\d+(?:\.\d+)?\s*(?:minutes?|mins?|seconds?|secs?)\b)?", re.I)
 _QUANTITY = re.compile(rf"(?:\b(?:about|around|over|under|up to|at least|at most|almost|"
                        rf"nearly|more than|less than|fewer than)\s+)?(?:\d[\d,]*(?:\.\d+)?|"
                        rf"\b{_NUMWORD})(?:\s?-\s?(?:\d[\d,]*(?:\.\d+)?))?(?:\s?{_UNIT}\b)?",
@@ -109,7 +111,7 @@ def answer_span(question: str, sentence: str) -> str:
         return cell
     kind = value_kind(question)
     patterns = {"money": [_MONEY, _QUANTITY], "time": [_TIME, _DATE], "date": [_DATE, _TIME],
-                "quantity": [_QUANTITY], "name": [_NAME]}.get(kind, [])
+                "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
     for pattern in patterns:
         found = [m for m in pattern.finditer(sentence) if m.group().strip()

@@ -43,13 +43,22 @@ def _present(words: Sequence[str], text: str) -> bool:
     return bool(words) and all(term_present(w, held, stems) for w in words)
 
 
+def _names_any(text: str, words: Sequence[str]) -> bool:
+    held = set(content_words(text.replace("_", " ")))
+    stems = {porter_stem(w) for w in held}
+    return any(term_present(w, held, stems) for w in words)
+
+
 def labelled(sentence: str, words: Sequence[str]) -> str:
-    """The value of the cell whose label holds ``words`` (any one of them)."""
-    for label, value in cells(sentence):
-        label_words = set(content_words(label.replace("_", " ")))
-        stems = {porter_stem(w) for w in label_words}
-        if any(term_present(w, label_words, stems) for w in words):
+    """The value of the cell whose label holds ``words`` (any one of them); in a row
+    whose first cell names the attribute (``Feature: Weight; Value: 1.1 kg``), the
+    next cell's value."""
+    pairs = cells(sentence)
+    for label, value in pairs:
+        if _names_any(label, words):
             return value
+    if len(pairs) >= 2 and _names_any(pairs[0][1], words):
+        return pairs[1][1]
     return ""
 
 
