@@ -5,7 +5,8 @@ retrieved:
 
 1. **understand** the question (:func:`~ragloom.answering.question.read_question`):
    its kind from its form, its subject, its key terms;
-2. **choose a strategy** by kind: lookup (:mod:`.lookup`), list, mentions and
+2. **choose a strategy** by kind: lookup (:mod:`.lookup`, with a second search through
+   :mod:`.twostep` when the first fact leads to the answer), list, mentions and
    procedure (:mod:`.gather`), comparison (:mod:`.compare`), summary (:mod:`.summary`);
    strategies that need more than the given passages read them through the
    :class:`~ragloom.answering.corpus.Corpus`;
@@ -36,6 +37,7 @@ from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import SentenceRanker
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.summary import summarise
+from ragloom.answering.twostep import needs_second_step, second_step
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
 from ragloom.tracing import span
 from ragloom.types import ChatMessage, QueryMatch
@@ -136,6 +138,12 @@ class AnswerEngine:
             if reason:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
             return procedure(question, passages, self.ranker)
+        if kind == "lookup" and corpus is not None and evidence:
+            about, _ = on_subject(question, evidence, passages)
+            if about and needs_second_step(question, about[0]):
+                two = second_step(question, about[0], passages, corpus, self.ranker)
+                if two is not None:
+                    return two
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
                           grounding=settings.grounding)
         return replace(answered, kind=kind) if kind != "lookup" else answered

@@ -36,6 +36,8 @@ _DATE = re.compile(
     rf"\b(?:in |by |from |until |since )?(?:the )?(?:early |late |mid-?)?\d{{1,2}}(?:st|nd|rd|th) "
     rf"(?:and \d{{1,2}}(?:st|nd|rd|th) )?centur(?:y|ies)\b|\b(?:1[0-9]|20)\d{{2}}s?\b|"
     rf"\b{_DAY}s?\b", re.I)
+_WEEKDAY = re.compile(rf"\b(?:every |each |on )?(?:{_DAY}s?|weekdays?|daily)\b"
+                      rf"(?:\s+(?:to|and|-)\s+{_DAY}s?)?", re.I)
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|pm|a\.m\.|"
                    r"p\.m\.)|\bnoon\b|\bmidnight\b", re.I)
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|minutes?|mins?)\b(?:,?\s*(?:and\s+)?"
@@ -56,12 +58,16 @@ def _stems(text: str) -> set[str]:
 
 
 def value_kind(question: str) -> str:
-    """The kind of value a question asks for: money, time, date, quantity, name or other."""
+    """The kind of value a question asks for: money, time, weekday, date, quantity, name
+    or other."""
     q = question.lower().strip()
     if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
         return "money"
     if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b", q):
         return "time"
+    if re.search(r"\b(what|which) days?\b|\bday of the week\b|\bbin day\b|"
+                 r"\bcollection day\b", q):
+        return "weekday"
     if re.search(r"^\s*(when|what (year|date|day|month|century|decade))\b|\bwhat (year|date|"
                  r"day|month|century|decade)\b|\bin which (year|century|month)\b", q):
         return "date"
@@ -111,6 +117,7 @@ def answer_span(question: str, sentence: str) -> str:
         return cell
     kind = value_kind(question)
     patterns = {"money": [_MONEY, _QUANTITY], "time": [_TIME, _DATE], "date": [_DATE, _TIME],
+                "weekday": [_WEEKDAY],
                 "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
     for pattern in patterns:

@@ -1,0 +1,102 @@
+"""Two-step questions: answer the first step, search again with what it found.
+
+"What day are the bins emptied at Oakfield Community Hall?" needs two facts from two
+files: the hall is in Millfield (a venue list), and Millfield's bins go out on
+Tuesday (a council guide). When the best evidence is about the question's subject but
+lacks what is asked (no value of the asked kind, or the question's other words), its
+values (a record's cells, the names it holds that the question does not) are bridges:
+each is searched for together with the missing words, and the first sentence that
+names the bridge and holds the asked value answers, citing both steps. The number of
+bridges tried is bounded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragloom.answering.corpus import Corpus
+from ragloom.answering.gate import term_present
+from ragloom.answering.gather import merge_sources
+from ragloom.answering.grounding import content_words
+from ragloom.answering.question import Question
+from ragloom.answering.result import EngineAnswer
+from ragloom.answering.sentences import Sentence, SentenceRanker
+from ragloom.answering.spans import answer_span, value_kind
+from ragloom.answering.values import cells
+from ragloom.retrieval.stemmer import porter_stem
+from ragloom.types import QueryMatch
+
+MAX_BRIDGES = 3
+_PLACE_LABELS = ("area", "ward", "district", "zone", "region", "location", "street",
+                 "address", "town", "village", "neighbourhood", "neighborhood", "city")
+_NAME = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
+
+
+def _present(word: str, text: str) -> bool:
+    held = set(content_words(text))
+    return term_present(word, held, {porter_stem(w) for w in held})
+
+
+def missing_words(question: Question, sentence: str) -> list[str]:
+    """The question's key terms the sentence lacks."""
+    return [t for t in question.terms if not _present(t, sentence)]
+
+
+def bridges(question: Question, sentence: str) -> list[str]:
+    """Values of the first step that may lead to the answer, places first."""
+    asked = question.text.lower()
+    found: list[tuple[int, str]] = []
+    for label, value in cells(sentence):
+        if (value.lower() in asked or not re.search(r"[A-Za-z]", value)
+                or value.strip().lower() in ("yes", "no", "true", "false")):
+            continue
+        place = any(word in label.lower() for word in _PLACE_LABELS)
+        found.append((0 if place else 2, value.strip()))
+    for match in _NAME.finditer(sentence):
+        name = match.group(0)
+        if match.start() == 0:  # a sentence's first word is capitalised anyway
+            name = name.split(" ", 1)[1] if " " in name else ""
+        if not name:
+            continue
+        if name.lower() not in asked and not any(name in v for _, v in found):
+            found.append((1, name))
+    ordered = [value for _, value in sorted(found, key=lambda item: item[0])]
+    return list(dict.fromkeys(ordered))[:MAX_BRIDGES]
+
+
+def needs_second_step(question: Question, best: Sentence) -> bool:
+    """Whether the best evidence is about the subject but lacks the asked value."""
+    kind = value_kind(question.text)
+    lacks_value = kind != "other" and not answer_span(question.text, best.text)
+    return lacks_value and bool(missing_words(question, best.text))
+
+
+def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
+                corpus: Corpus | None, ranker: SentenceRanker) -> EngineAnswer | None:
+    """The answer through a bridge of ``first``, or None when no bridge leads to one."""
+    if corpus is None:
+        return None
+    missing = missing_words(question, first.text)
+    for bridge in bridges(question, first.text):
+        query = " ".join([*missing, bridge])
+        passages = merge_sources(list(corpus.search(query, top_k=8)), [])
+        for sentence in ranker.rank(query, passages)[:15]:
+            if sentence.text == first.text or bridge.lower() not in sentence.text.lower():
+                continue
+            if not any(_present(word, sentence.text) for word in missing):
+                continue
+            span = answer_span(question.text, sentence.text)
+            if not span:
+                continue
+            second_match = passages[sentence.number - 1]
+            merged = merge_sources(sources, [second_match])
+            index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
+            one, two = first.number, index[second_match.chunk.id]
+            answer = (f"{span} [{two}] \u2014 \u201c{first.text}\u201d [{one}]; "
+                      f"\u201c{sentence.text}\u201d [{two}]")
+            return EngineAnswer(
+                answer=answer, sources=merged, kind="lookup", strategy="two-step",
+                quote=sentence.text, citations=sorted({one, two}), origin="extract",
+                points=[{"text": first.text, "citation": one},
+                        {"text": sentence.text, "citation": two, "bridge": bridge}])
+    return None
