@@ -187,6 +187,7 @@ def test_v1_search_is_cached_and_a_new_file_ends_it(
     one = client.vector_stores.search(store.id, query="what do krill feed on")
     two = client.vector_stores.search(store.id, query="what do krill feed on")
     assert [r.filename for r in one.data] == [r.filename for r in two.data] == ["krill.txt"]
+    assert getattr(one, "degraded", None) is False and getattr(one, "notice", None) == ""
     assert metric(server.client(), "ragloom_cache_hits_total", "search") == hits + 1
     second = client.files.create(file=("whales.txt", b"Whales feed on krill they filter."),
                                  purpose="assistants")
@@ -306,3 +307,26 @@ def test_cache_settings_from_flags_and_toml(tmp_path: Path) -> None:
     assert cache_settings({"cache_entries": 5}, 0, 2.0)["cache_entries"] == 0
     with pytest.raises(ConfigurationError, match="cache_entries"):
         cache_settings({"cache_entries": "many"}, None, None)
+
+
+def test_ragloom_serve_takes_cache_entries(tmp_path: Path) -> None:
+    from tests.serving import free_port, start_ragloom_serve
+
+    port = free_port()
+    log = tmp_path / "serve.log"
+    process = start_ragloom_serve(tmp_path / "db", port, log, "--embedder", "fake:hashing-64",
+                                  "--llm", "fake:echo", "--cache-entries", "0")
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+        assert client.post("/api/knowledge-bases", json={"name": "kb"}).status_code == 201
+        add_text(client, "kb", "Otters hold hands while they sleep.", "otters.md")
+        body = {"query": "otters sleep", "knowledge_bases": ["kb"]}
+        first = client.post("/api/search", json=body, headers={"X-Request-ID": "cli-1"})
+        assert client.post("/api/search", json=body).content == first.content
+        assert first.json()["matches"][0]["source"] == "otters.md"
+        for cache in ("search", "embeddings"):  # off: nothing kept, nothing counted
+            assert metric(client, "ragloom_cache_hits_total", cache) == 0
+            assert metric(client, "ragloom_cache_entries", cache) == 0
+    finally:
+        process.terminate()
+        process.wait(15)
