@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from ragloom.server.caches import BoundedCache, CacheCounters, ServerCaches
-from tests.server.conftest import LiveServer, start_server, wait_batch, wait_job
+from tests.server.conftest import LiveServer, start_server, wait_job
 
 
 def metric(client: httpx.Client, name: str, cache: str) -> float:
