@@ -166,7 +166,7 @@ def serve_command(
 
 
 def cache_settings(server: Mapping[str, Any], entries: int | None, megabytes: float | None
-                   ) -> dict[str, int]:
+                   ) -> dict[str, Any]:
     """The caches' bounds: flags over ``[server]`` in ragloom.toml."""
     try:
         count = int(server.get("cache_entries", 1000) if entries is None else entries)
