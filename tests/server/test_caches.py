@@ -139,6 +139,17 @@ def test_a_repeated_search_is_a_hit_and_an_upload_ends_it(
     assert "noon.md" not in [m["source"] for m in fourth["matches"]]
 
 
+def test_ask_retrieves_from_the_cache_when_nothing_changed(
+        keyed: tuple[LiveServer, dict[str, str]]) -> None:
+    server, keys = keyed
+    alice = server.client(keys["alice"])
+    body = {"question": "How long does the lunch break last?", "knowledge_bases": ["notes"]}
+    hits = metric(alice, "ragloom_cache_hits_total", "search")
+    first, second = (alice.post("/api/ask", json=body).json() for _ in range(2))
+    assert first["sources"] == second["sources"] and first["sources"]
+    assert metric(alice, "ragloom_cache_hits_total", "search") == hits + 1
+
+
 def test_tenants_never_share_a_cached_search(keyed: tuple[LiveServer, dict[str, str]]) -> None:
     server, keys = keyed
     alice, bob = server.client(keys["alice"]), server.client(keys["bob"])

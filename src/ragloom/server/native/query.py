@@ -142,8 +142,10 @@ def cached_retrieval(state: ServerState, tenant: Tenant, targets: Sequence[Targe
         result = retrieve(state, tenant, targets, query, options)
         return result, not result.degraded
 
-    return state.caches.cached(tenant.id, key, compute,
-                               lambda result: matches_size(result.matches))
+    found = state.caches.cached(tenant.id, key, compute,
+                                lambda result: matches_size(result.matches))
+    # A copy of the list: the answer may reorder its passages, never the cached ones.
+    return SearchResult(list(found.matches), found.degraded, found.notice)
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:

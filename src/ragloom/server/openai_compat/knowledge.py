@@ -69,9 +69,10 @@ class Knowledge:
             result = search_many(targets, query, options)
             return list(result.matches), not result.degraded
 
-        return cached(self.deps, tenant, "v1.knowledge", [kb for _, kb in kbs],
-                      (tuple(name for name, _ in kbs), repr(options), query), compute,
-                      matches_size)
+        # A copy: callers may change their list, never the cached one.
+        return list(cached(self.deps, tenant, "v1.knowledge", [kb for _, kb in kbs],
+                           (tuple(name for name, _ in kbs), repr(options), query), compute,
+                           matches_size))
 
     def written(self, kb: VectorKnowledgeBase) -> None:
         """A write to ``kb`` was committed (Vector IO insert, RAG tool insert, clear):
