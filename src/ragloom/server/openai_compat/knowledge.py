@@ -70,9 +70,10 @@ class Knowledge:
             return list(result.matches), not result.degraded
 
         # A copy: callers may change their list, never the cached one.
-        return list(cached(self.deps, tenant, "v1.knowledge", [kb for _, kb in kbs],
-                           (tuple(name for name, _ in kbs), repr(options), query), compute,
-                           matches_size))
+        found: list[QueryMatch] = cached(
+            self.deps, tenant, "v1.knowledge", [kb for _, kb in kbs],
+            (tuple(name for name, _ in kbs), repr(options), query), compute, matches_size)
+        return list(found)
 
     def written(self, kb: VectorKnowledgeBase) -> None:
         """A write to ``kb`` was committed (Vector IO insert, RAG tool insert, clear):
