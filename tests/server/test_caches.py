@@ -60,23 +60,27 @@ def captured() -> Iterator[Captured]:
 
 # ------------------------------------------------------------------------ unit
 def test_bounded_cache_keeps_each_tenant_within_its_entries_and_all_within_bytes() -> None:
+    from ragloom.server.caches import _MISSING
+
     counters = CacheCounters()
     cache = BoundedCache("search", max_entries=3, max_bytes=1000, counters=counters)
     for n in range(5):
         cache.put("a", ("a", n), n, 10)
     assert cache.tenant_entries("a") == 3 and counters.evictions == 2
-    cache.put("b", ("b", 0), "b0", 10)
-    assert cache.tenant_entries("a") == 3 and cache.tenant_entries("b") == 1
-    assert cache.get(("a", 0)) is not None and counters.misses == 1  # evicted: a miss
+    assert cache.get(("a", 0)) is _MISSING and counters.misses == 1  # its oldest went
     assert cache.get(("a", 4)) == 4 and counters.hits == 1
-    cache.put("b", ("b", 1), "big", 240)  # 4 x 10 + 240 = 280 bytes: within 1000
-    cache.put("b", ("b", 2), "big", 240)
-    cache.put("b", ("b", 3), "big", 240)
-    assert cache.bytes <= 1000
-    assert cache.get(("b", 0)) is not None or cache.tenant_entries("a") < 3
-    cache.put("c", ("c", 0), "huge", 300)  # over a quarter of the bytes: not kept
-    assert cache.tenant_entries("c") == 0
-    assert len(cache) == cache.tenant_entries("a") + cache.tenant_entries("b")
+    for n in range(1, 5):  # tenant b's fourth entry pushes out b's oldest, not a's
+        cache.put("b", ("b", n), n, 240)
+    assert cache.tenant_entries("a") == 3 and cache.tenant_entries("b") == 3
+    assert cache.get(("b", 1)) is _MISSING and counters.evictions == 3
+    cache.put("c", ("c", 0), 0, 240)
+    assert cache.bytes == 30 + 3 * 240 + 240 <= 1000
+    cache.put("c", ("c", 1), 1, 240)  # over 1000 bytes: the least recently used go
+    assert cache.bytes == 960 and counters.evictions == 7
+    assert cache.tenant_entries("a") == 0 and cache.get(("b", 2)) is _MISSING
+    assert cache.get(("b", 3)) == 3 and cache.get(("c", 1)) == 1
+    cache.put("c", ("c", 2), 2, 300)  # over a quarter of the bytes: not kept
+    assert cache.get(("c", 2)) is _MISSING and len(cache) == 4
 
 
 def test_generations_make_old_keys_unreachable() -> None:
