@@ -310,6 +310,18 @@ def test_a_store_failure_is_logged_with_the_request_id(
     assert getattr(lines[0], "request_id", None) == "store-fail-7"
     assert lines[0].levelno == logging.ERROR
 
+    # The same on /v1 (Vector IO over the knowledge base the insert test made).
+    facts = server.state.catalog.get(Tenant(id=tenant, name="alice"), "facts")
+    monkeypatch.setattr(server.state.catalog.open(facts).store, "keyword_query", broken)
+    response = alice.post("/v1/vector-io/query", json={
+        "vector_db_id": "facts", "query": "never asked before", "params": {"mode": "keyword"}},
+        headers={"X-Request-ID": "store-fail-8"})
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "store_error"
+    assert "secret" not in response.text
+    assert any("store-fail-8" in r.getMessage() and r.levelno == logging.ERROR
+               for r in captured.records if r.name == "ragloom.server.search")
+
 
 def test_cache_settings_from_flags_and_toml(tmp_path: Path) -> None:
     from ragloom.cli.serve_cmd import cache_settings
