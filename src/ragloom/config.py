@@ -35,6 +35,8 @@ A ``ragloom.toml``::
     otel = true                # OpenTelemetry traces (extra otel; see ragloom.tracing)
     otel_exporter = "auto"     # auto (OTLP when installed), otlp, console, none
     otel_record_results = false  # document ids and scores on retrieval spans
+    cache_entries = 1000       # cached query embeddings and searches per tenant (0: off)
+    cache_mb = 64              # largest size of each cache, all tenants together
 
     [server]                   # ragloom serve: what tenants may name
     allowed_embedders = ["hf:BAAI/bge-small-en-v1.5"]   # besides the server's own
@@ -142,9 +144,10 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
                              "history_tokens", "max_infer_iters", "grounding"}),
     # ragloom serve: the edge policy (models tenants may name besides the server's own,
     # Host names served without API keys, per tenant [server.tenants.NAME] lists) and
-    # OpenTelemetry traces.
+    # OpenTelemetry traces, and the caches' bounds.
     "server": frozenset({"allowed_embedders", "allowed_llms", "allowed_hosts", "tenants",
-                         "otel", "otel_exporter", "otel_record_results"}),
+                         "otel", "otel_exporter", "otel_record_results", "cache_entries",
+                         "cache_mb"}),
 }
 _TOP_KEYS = {"db", "knowledge_base", "embedder", "llm", "fallback_llm", "providers",
              *SECTION_KEYS}

@@ -120,7 +120,8 @@ def test_vector_io_and_the_rag_tool_threshold_the_same_scores(
             return response.json()  # type: ignore[no-any-return]
 
         assert vector_io(UNRELATED)["scores"], "found without a threshold"
-        assert vector_io(UNRELATED, score_threshold=0.7) == {"chunks": [], "scores": []}
+        assert vector_io(UNRELATED, score_threshold=0.7) == {
+            "chunks": [], "scores": [], "degraded": False, "notice": ""}
         kept = vector_io(RELATED, score_threshold=0.7)
         assert kept["scores"] == [pytest.approx(best, abs=1e-6)]
         assert "otters" in kept["chunks"][0]["content"]

@@ -99,7 +99,8 @@ def test_the_page_is_encoded_as_the_hits_say(kb: VectorKnowledgeBase) -> None:
     assert "café".encode() in body  # UTF-8, not \u escapes
     assert json.loads(body) == {
         "object": "vector_store.search_results.page", "search_query": ["cell café"],
-        "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
+        "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None,
+        "degraded": False, "notice": ""}
     first = json.loads(body)["data"][0]
     assert first["attributes"] == {"n": 1} and 0 <= first["score"] <= 1
     assert 1 <= len(first["content"]) <= CHUNKS_PER_FILE

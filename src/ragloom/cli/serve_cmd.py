@@ -106,6 +106,13 @@ def serve_command(
         "--job-lease", min=0.5, help="With --db postgresql://...: seconds a replica's claim "
         "on an ingestion job holds without its heartbeat (then another replica takes it).")
     ] = 30.0,
+    cache_entries: Annotated[int | None, typer.Option(
+        "--cache-entries", min=0, help="Query embeddings and search results each tenant "
+        "keeps cached, per cache (0: no caching) [default: [server] cache_entries or "
+        "1000]", show_default=False)] = None,
+    cache_mb: Annotated[float | None, typer.Option(
+        "--cache-mb", min=0.001, help="Largest size of each cache, all tenants together, "
+        "in MB [default: [server] cache_mb or 64]", show_default=False)] = None,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -140,7 +147,8 @@ def serve_command(
             search_threads=search_threads, model_threads=model_threads,
             max_json_bytes=int(max_json_mb * 1024 * 1024), config=resolved,
             **edge_policy(resolved.server, allow_embedder, allow_llm, allowed_host),
-            **_otel_settings(resolved.server, otel, otel_exporter))
+            **_otel_settings(resolved.server, otel, otel_exporter),
+            **cache_settings(resolved.server, cache_entries, cache_mb))
         if not is_loopback(host) and not insecure_no_auth:
             database = ServerDatabase(settings.server_database)
             try:
@@ -155,6 +163,21 @@ def serve_command(
         app = create_app(settings)
         uvicorn.run(app, host=host, port=port, log_config=None, access_log=False,
                     timeout_graceful_shutdown=5)
+
+
+def cache_settings(server: Mapping[str, Any], entries: int | None, megabytes: float | None
+                   ) -> dict[str, Any]:
+    """The caches' bounds: flags over ``[server]`` in ragloom.toml."""
+    try:
+        count = int(server.get("cache_entries", 1000) if entries is None else entries)
+        size = float(server.get("cache_mb", 64) if megabytes is None else megabytes)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError("[server] cache_entries is a whole number and cache_mb a "
+                                 "number of megabytes") from exc
+    if count < 0 or size <= 0:
+        raise ConfigurationError("[server] cache_entries is 0 (no caching) or more, "
+                                 "cache_mb positive")
+    return {"cache_entries": count, "cache_bytes": max(1, int(size * 1024 * 1024))}
 
 
 def _otel_settings(server: Any, otel: bool | None, exporter: str | None) -> dict[str, Any]:

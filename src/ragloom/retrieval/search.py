@@ -18,6 +18,7 @@ results are those of the one-thread path.
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -42,6 +43,7 @@ from ragloom.scores import hybrid_score
 from ragloom.tracing import record_matches, record_results, retrieval_span
 from ragloom.types import QueryMatch, VectorMatch
 
+log = logging.getLogger(__name__)
 #: Longest query accepted, in characters; longer ones are almost surely a mistake.
 MAX_QUERY_CHARS = 100_000
 
@@ -230,6 +232,10 @@ def _degraded(store: object, query: str, options: SearchOptions, knowledge_base:
     found = _keyword(store, query, options.top_k, options.filters)
     notice = (f"the query could not be embedded ({exc}); these are keyword (BM25) "
               f"results instead of {options.mode} results")
+    # Never silent: the result says it (degraded, notice) and the log does too.
+    log.warning("search of %s fell back to keyword results: the query could not be "
+                "embedded (%s: %s)", knowledge_base or store_name(store),
+                type(exc).__name__, exc)
     return SearchResult(_finish(_to_query_matches(found, knowledge_base), options),
                         degraded=True, notice=notice)
 

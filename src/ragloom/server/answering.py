@@ -9,7 +9,7 @@ send the sources before the first token.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -34,16 +34,23 @@ class Target:
     knowledge_base: VectorKnowledgeBase
 
 
-def search_targets(targets: Sequence[Target], query: str, options: SearchOptions
+def search_targets(targets: Sequence[Target], query: str, options: SearchOptions,
+                   embedder_for: Callable[[EmbeddingProvider], EmbeddingProvider] | None = None
                    ) -> SearchResult:
+    """Search the targets; ``embedder_for`` may wrap each one's embedder (the server's
+    query embedding cache)."""
+    wrap = embedder_for or (lambda embedder: embedder)
     if len(targets) == 1:
-        result: SearchResult = targets[0].knowledge_base.search(query, options)
-        return result
+        from ragloom.retrieval.search import search
+
+        kb = targets[0].knowledge_base
+        kb.check_embedder()
+        return search(kb.store, wrap(kb.embedder), query, options, knowledge_base=kb.name)
     from ragloom.retrieval.multi import search_many
 
     for target in targets:
         target.knowledge_base.check_embedder()
-    return search_many([(t.name, t.knowledge_base.store, t.knowledge_base.embedder)
+    return search_many([(t.name, t.knowledge_base.store, wrap(t.knowledge_base.embedder))
                         for t in targets], query, options)
 
 

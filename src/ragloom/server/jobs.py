@@ -299,12 +299,16 @@ class JobWorker:
 
     def __init__(self, queue: JobQueue, catalog: Catalog, *, batch_files: int = 64,
                  isolate_parsing: bool = True,
-                 on_finish: Callable[[str], None] | None = None) -> None:
+                 on_finish: Callable[[str], None] | None = None,
+                 on_write: Callable[[Any], None] | None = None) -> None:
         self.queue = queue
         self.catalog = catalog
         self.batch_files = batch_files
         self.isolate_parsing = isolate_parsing
         self.on_finish = on_finish
+        #: Called with a knowledge base's store after documents are written to it, before
+        #: the jobs are reported done (the server's caches move its generation on).
+        self.on_write = on_write
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._parser: Any = None
@@ -493,11 +497,17 @@ class JobWorker:
             entry["documents"].append({"id": ids.get(event.source), "source": event.source,
                                        "outcome": event.outcome, "chunks": event.chunks})
             entry["chunks"] += event.chunks
+            if self.on_write is not None:
+                self.on_write(knowledge_base.store)
 
         if documents:
             # Split on a reader thread and store while the next batch embeds.
-            knowledge_base.pipeline(batch_size=256).run(documents, progress=progress,
-                                                         read_ahead=True)
+            try:
+                knowledge_base.pipeline(batch_size=256).run(documents, progress=progress,
+                                                             read_ahead=True)
+            finally:
+                if self.on_write is not None:
+                    self.on_write(knowledge_base.store)
         failed = {job.id for job, *_ in outcomes}
         for job in jobs:
             if job.id in failed or job in deferred:

@@ -18,6 +18,7 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -89,6 +90,46 @@ class Metrics:
         self.jobs_finished = Counter("ragloom_ingestion_jobs_finished_total",
                                      "Ingestion jobs finished", ["status"],
                                      registry=self.registry)
+        self.cache_hits = Counter("ragloom_cache_hits_total", "Cache lookups answered",
+                                  ["cache"], registry=self.registry)
+        self.cache_misses = Counter("ragloom_cache_misses_total", "Cache lookups not answered",
+                                    ["cache"], registry=self.registry)
+        self.cache_evictions = Counter("ragloom_cache_evictions_total",
+                                       "Cache entries dropped to stay within the bounds",
+                                       ["cache"], registry=self.registry)
+        self.cache_entries = Gauge("ragloom_cache_entries", "Entries in a cache", ["cache"],
+                                   registry=self.registry)
+        self.cache_bytes = Gauge("ragloom_cache_bytes", "Estimated bytes held by a cache",
+                                 ["cache"], registry=self.registry)
+
+    def cache_counters(self, name: str) -> Any:
+        """A :class:`~ragloom.server.caches.CacheCounters` counting into ``name``'s
+        series (children bound once: a lookup costs one increment)."""
+        from ragloom.server.caches import CacheCounters
+
+        return CacheCounters(self.cache_hits.labels(name).inc,
+                             self.cache_misses.labels(name).inc,
+                             self.cache_evictions.labels(name).inc)
+
+    def watch_caches(self, caches: Any) -> None:
+        """Entries and bytes of each cache, read when /metrics is scraped."""
+        for name in ("embeddings", "search"):
+            cache = getattr(caches, name)
+            self.cache_hits.labels(name)
+            self.cache_misses.labels(name)
+            self.cache_evictions.labels(name)
+            if cache is None:
+                self.cache_entries.labels(name).set(0)
+                self.cache_bytes.labels(name).set(0)
+                continue
+            self.cache_entries.labels(name).set_function(_reader(cache, "entries"))
+            self.cache_bytes.labels(name).set_function(_reader(cache, "bytes"))
+
+
+def _reader(cache: Any, what: str) -> Callable[[], float]:
+    if what == "entries":
+        return lambda: float(len(cache))
+    return lambda: float(cache.bytes)
 
 
 class RequestMiddleware:

@@ -37,6 +37,9 @@ class ServerSettings:
     keys besides the loopback ones. ``allowed_embedders`` and ``allowed_llms`` are
     the models a tenant may name besides the server's own ``embedder`` and ``llm``;
     ``tenant_models`` adds names for one tenant (tenant name -> model names).
+    ``cache_entries`` bounds the query embedding and search result caches (entries per
+    tenant, each; 0 turns them off) and ``cache_bytes`` their estimated size (all
+    tenants, each); see :mod:`ragloom.server.caches`.
     ``config`` is the resolved ``ragloom.toml`` / environment settings (provider
     base URLs, retries), read once at start-up; None resolves them when the app is
     built.
@@ -70,6 +73,8 @@ class ServerSettings:
     allowed_embedders: tuple[str, ...] = ()
     allowed_llms: tuple[str, ...] = ()
     tenant_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    cache_entries: int = 1000
+    cache_bytes: int = 64 * 1024 * 1024
     config: Any = None
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -82,6 +87,9 @@ class ServerSettings:
             raise ConfigurationError("rate_limit is requests per minute, 0 for no limit")
         if self.search_threads < 1 or self.model_threads < 1:
             raise ConfigurationError("search_threads and model_threads must be at least 1")
+        if self.cache_entries < 0 or self.cache_bytes < 1:
+            raise ConfigurationError("cache_entries is 0 (caches off) or more, cache_bytes "
+                                     "positive")
         if self.job_lease_seconds <= 0:
             raise ConfigurationError("job_lease_seconds must be positive")
         if self.database_url is not None:

@@ -21,6 +21,7 @@ from fastapi import Request
 
 from ragloom._threads import cores_shared
 from ragloom.server.auth import Authenticator, KeyStore
+from ragloom.server.caches import ServerCaches
 from ragloom.server.catalog import Catalog, SharedModels
 from ragloom.server.db import ServerDatabase
 from ragloom.server.jobs import JobQueue, JobWorker
@@ -84,6 +85,7 @@ class ServerState:
     search_limiter: anyio.CapacityLimiter
     model_limiter: anyio.CapacityLimiter
     policy: ModelPolicy
+    caches: ServerCaches = field(default_factory=lambda: ServerCaches(0))
     ready: threading.Event = field(default_factory=threading.Event)
     startup_error: str | None = None
     #: Why a router that should serve is not mounted (``/ready`` answers 503).
@@ -113,14 +115,20 @@ class ServerState:
                           policy=policy)
         jobs = JobQueue(db, settings.files_dir, lease_seconds=settings.job_lease_seconds)
         metrics = Metrics()
+        # Replicas: another process's writes would not move this one's generations.
+        caches = ServerCaches(settings.cache_entries, settings.cache_bytes,
+                              results=not settings.replicated,
+                              counters=metrics.cache_counters)
+        metrics.watch_caches(caches)
         worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
-                           on_finish=lambda status: metrics.jobs_finished.labels(status).inc())
+                           on_finish=lambda status: metrics.jobs_finished.labels(status).inc(),
+                           on_write=caches.changed)
         metrics.jobs_pending.set_function(lambda: float(jobs.pending_count()))
         return cls(settings=settings, db=db, keys=keys,
                    auth=Authenticator(keys, rate_limit=settings.rate_limit,
                                       insecure_no_auth=settings.insecure_no_auth),
                    models=models, catalog=catalog, jobs=jobs, worker=worker,
-                   sessions=SessionStore(db), metrics=metrics, policy=policy,
+                   sessions=SessionStore(db), metrics=metrics, policy=policy, caches=caches,
                    search_limiter=anyio.CapacityLimiter(settings.search_threads),
                    model_limiter=anyio.CapacityLimiter(settings.model_threads))
 

@@ -59,6 +59,24 @@ class HashingEmbedder:
         return self._embed(text)
 
 
+class FailingQueryEmbedder(HashingEmbedder):
+    """A :class:`HashingEmbedder` whose query path fails as an unreachable provider
+    does (documents still embed): searches fall back to keyword results. ``failing``
+    turns the failure off and on."""
+
+    def __init__(self, dimension: int = 64) -> None:
+        super().__init__(dimension, model="failing-query")
+        self.failing = True
+
+    def embed_query(self, text: str) -> Embedding:
+        if self.failing:
+            from ragloom.errors import ProviderConnectionError
+
+            raise ProviderConnectionError("the embedding service is unreachable (fake)",
+                                          provider="fake")
+        return super().embed_query(text)
+
+
 Reply = str | Callable[[list[ChatMessage]], str]
 
 
@@ -130,9 +148,12 @@ class ScriptedModel:
 
 
 def create_embedder(model: str, *, provider: str = "fake", **options: object) -> HashingEmbedder:
-    """Registry entry: ``fake:hashing-64`` or ``fake:64``."""
+    """Registry entry: ``fake:hashing-64`` or ``fake:64``; ``fake:failing-query-64``
+    embeds documents but fails every query (:class:`FailingQueryEmbedder`)."""
     digits = model.rsplit("-", 1)[-1]
     dimension = int(digits) if digits.isdigit() else 64
+    if model.startswith("failing-query"):
+        return FailingQueryEmbedder(dimension)
     return HashingEmbedder(dimension)
 
 

@@ -162,7 +162,10 @@ async def delete_document(kb: str, document_id: str, tenant: Tenant = Depends(cu
     """Delete one document and its chunks."""
     def work() -> None:
         base, stored = _find(state, tenant, kb, document_id)
-        base.delete([stored.id])
+        try:
+            base.delete([stored.id])
+        finally:
+            state.caches.changed(base.store)
 
     await state.run_cpu(work)
     return {"id": document_id, "object": "document.deleted", "deleted": True}
@@ -182,7 +185,10 @@ async def delete_documents_by_filter(kb: str, body: DeleteByFilter,
         base = state.catalog.open(state.catalog.get(tenant, kb))
         ids = [d.id for d in base.index.list_documents() if evaluate(filters, d.metadata)]
         if ids:
-            base.delete(ids)
+            try:
+                base.delete(ids)
+            finally:
+                state.caches.changed(base.store)
         return ids
 
     ids = await state.run_cpu(work)

@@ -23,6 +23,7 @@ from ragloom.errors import FilterError, RagError
 from ragloom.filters import parse_filters
 from ragloom.rag import RagAnswer
 from ragloom.retrieval.options import SearchOptions
+from ragloom.retrieval.search import SearchResult
 from ragloom.server.answering import (
     Target,
     answer_payload,
@@ -32,6 +33,7 @@ from ragloom.server.answering import (
     sources_payload,
 )
 from ragloom.server.auth import Tenant, current_tenant
+from ragloom.server.caches import matches_size, store_failures_logged
 from ragloom.server.errors import ApiError, bad_request, from_rag_error
 from ragloom.server.native.schemas import (
     AskIn,
@@ -92,22 +94,58 @@ async def search(body: SearchIn, tenant: Tenant = Depends(current_tenant),
     if body.documents:
         options = options.with_(top_k=max(body.top_k * 10, 100))
 
-    def work() -> dict[str, Any]:
-        result = search_targets(targets_for(state, tenant, body.knowledge_bases), body.query,
-                                options)
+    def work(targets: Sequence[Target]) -> tuple[bytes, bool]:
+        result = retrieve(state, tenant, targets, body.query, options)
         matches = list(result.matches)
         if body.documents:
             from ragloom.retrieval.documents import documents_from_matches
 
             matches = [doc.best for doc in documents_from_matches(matches, body.top_k)]
-        return {"object": "search_result", "query": body.query,
-                "matches": [match_dict(n, m) for n, m in enumerate(matches, 1)],
-                "degraded": result.degraded, "notice": result.notice}
+        # Built to SearchOut's shape by match_dict; encoded directly, since validating it
+        # again would cost more than the search itself on small knowledge bases.
+        return json_codec.encode({
+            "object": "search_result", "query": body.query,
+            "matches": [match_dict(n, m) for n, m in enumerate(matches, 1)],
+            "degraded": result.degraded, "notice": result.notice}), not result.degraded
 
-    # Built to SearchOut's shape by match_dict; encoded directly, since validating it
-    # again would cost more than the search itself on small knowledge bases.
-    return Response(await state.run_cpu(lambda: json_codec.encode(work())),
-                    media_type="application/json")
+    def cached() -> bytes:
+        targets = targets_for(state, tenant, body.knowledge_bases)
+        key = state.caches.search_key(tenant.id, "api.search",
+                                      [t.knowledge_base.store for t in targets],
+                                      tuple(t.name for t in targets), body.model_dump_json())
+        if body.graph:  # the graph may grow after ingestion (extraction runs later)
+            key = None
+        return state.caches.cached(tenant.id, key, lambda: work(targets), len)
+
+    return Response(await state.run_cpu(cached), media_type="application/json")
+
+
+def retrieve(state: ServerState, tenant: Tenant, targets: Sequence[Target], query: str,
+             options: SearchOptions) -> SearchResult:
+    """Search the targets with the tenant's cached query embeddings; a failing store is
+    logged with the request's id and answered with a clean error."""
+    with store_failures_logged(", ".join(t.name for t in targets)):
+        return search_targets(targets, query, options,
+                              lambda embedder: state.caches.query_embedder(tenant.id, embedder))
+
+
+def cached_retrieval(state: ServerState, tenant: Tenant, targets: Sequence[Target],
+                     query: str, options: SearchOptions) -> SearchResult:
+    """:func:`retrieve`, answered from the search cache when nothing changed since."""
+    key = state.caches.search_key(tenant.id, "api.retrieve",
+                                  [t.knowledge_base.store for t in targets],
+                                  tuple(t.name for t in targets), repr(options), query)
+    if options.graph:  # the graph may grow after ingestion (extraction runs later)
+        key = None
+
+    def compute() -> tuple[SearchResult, bool]:
+        result = retrieve(state, tenant, targets, query, options)
+        return result, not result.degraded
+
+    found = state.caches.cached(tenant.id, key, compute,
+                                lambda result: matches_size(result.matches))
+    # A copy of the list: the answer may reorder its passages, never the cached ones.
+    return SearchResult(list(found.matches), found.degraded, found.notice)
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -121,11 +159,12 @@ async def answer(state: ServerState, tenant: Tenant, body: AskSettings, names: S
     """Retrieve, then answer as JSON or as a stream of events."""
     options = search_options(body)
 
-    def retrieve() -> tuple[list[Target], Any]:
+    def retrieved() -> tuple[list[Target], Any]:
         targets = targets_for(state, tenant, names)
-        return targets, search_targets(targets, retrieval_query or body.question, options)
+        return targets, cached_retrieval(state, tenant, targets,
+                                         retrieval_query or body.question, options)
 
-    targets, result = await state.run_cpu(retrieve)
+    targets, result = await state.run_cpu(retrieved)
     rag = make_rag(result, targets, state.models.model(), options, history)
     rag.max_tokens_in_context = body.max_tokens_in_context
     rag.settings = rag.settings.with_(max_tokens=body.max_answer_tokens,

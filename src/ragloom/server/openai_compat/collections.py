@@ -9,6 +9,7 @@ other processes' commits), or its connection pool (PostgreSQL, which reads throu
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ragloom.knowledge_base import VectorKnowledgeBase
@@ -18,9 +19,13 @@ from ragloom.stores.sqlite import SqliteVectorStore
 
 
 class VectorStoreCollections:
-    def __init__(self, path: str, embedder: EmbeddingProvider) -> None:
+    def __init__(self, path: str, embedder: EmbeddingProvider, *,
+                 on_write: Callable[[Any], None] | None = None) -> None:
         self.path = path
         self.embedder = embedder
+        #: Called with a vector store's store once a write to it is committed (the
+        #: server's caches move its generation on).
+        self.on_write = on_write
         self._stores: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -41,9 +46,18 @@ class VectorStoreCollections:
         return VectorKnowledgeBase(self.store(vs_id), self.embedder, chunker, name=vs_id,
                                    search=SearchOptions())
 
+    def changed(self, vs_id: str) -> None:
+        """A write to the vector store ``vs_id`` was committed."""
+        if self.on_write is not None:
+            self.on_write(self.store(vs_id))
+
     def drop(self, vs_id: str) -> None:
         store = self.store(vs_id)
-        store.drop_collection()
+        try:
+            store.drop_collection()
+        finally:
+            if self.on_write is not None:
+                self.on_write(store)
         with self._lock:
             self._stores.pop(vs_id, None)
         store.close()
@@ -53,4 +67,9 @@ class VectorStoreCollections:
         store = self.store(vs_id)
         ids = [d.id for d in store.list_documents()
                if d.source == file_id or d.source.startswith(f"{file_id}#")]
-        return store.delete_documents(ids) if ids else 0
+        if not ids:
+            return 0
+        try:
+            return int(store.delete_documents(ids))
+        finally:
+            self.changed(vs_id)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import EmbeddingProvider, ModelProvider
+
+if TYPE_CHECKING:
+    from ragloom.server.caches import ServerCaches
 
 MIB = 1024 * 1024
 T = TypeVar("T")
@@ -58,6 +61,8 @@ class OpenAIDeps:
     model_for: Callable[[str], ModelProvider] | None = None
     #: Unix time for vector stores' activity and expiry (tests pass a clock they set).
     clock: Callable[[], float] = time.time
+    #: The server's query embedding and search result caches (None: no caching).
+    caches: ServerCaches | None = None
 
     def now(self) -> int:
         return int(self.clock())

@@ -250,7 +250,9 @@ class VectorStoreIngestor:
         try:
             kb.pipeline(batch_size=EMBED_BATCH).run(
                 stream.documents(), progress=stream.progress, read_ahead=True)
+            self.collections.changed(vs_id)
         except Exception as exc:
+            self.collections.changed(vs_id)
             left = stream.unfinished()
             if len(files) > 1:  # find the file at fault; the others still go in
                 for one in left:
@@ -262,6 +264,8 @@ class VectorStoreIngestor:
 
     def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
                 usage: int = 0) -> None:
+        # Its chunks are committed: cached searches of the store end before it is done.
+        self.collections.changed(vs_id)
         error = None if code is None else dumps({"code": code, "message": message})
         status = "completed" if code is None else "failed"
         with self.db.write() as conn:

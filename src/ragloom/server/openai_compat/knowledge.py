@@ -9,7 +9,9 @@ from ragloom.errors import NotFoundError
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.retrieval.multi import search_many
 from ragloom.retrieval.options import SearchOptions
+from ragloom.server.caches import matches_size
 from ragloom.server.openai_compat import expiry
+from ragloom.server.openai_compat.cached_search import cached, embedder_for
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.openai_compat.deps import OpenAIDeps
@@ -57,7 +59,24 @@ class Knowledge:
         for _, kb in kbs:
             kb.check_embedder()
         options = (options or SearchOptions()).with_(top_k=top_k)
-        once: dict[int, QueryOnce] = {}  # knowledge bases sharing an embedder embed once
-        targets = [(name, kb.store, once.setdefault(id(kb.embedder), QueryOnce(kb.embedder)))
-                   for name, kb in kbs]
-        return list(search_many(targets, query, options).matches)
+        wrap = embedder_for(self.deps, tenant) or (lambda embedder: embedder)
+
+        def compute() -> tuple[list[QueryMatch], bool]:
+            once: dict[int, QueryOnce] = {}  # knowledge bases sharing an embedder embed once
+            targets = [(name, kb.store, once.setdefault(id(kb.embedder),
+                                                        QueryOnce(wrap(kb.embedder))))
+                       for name, kb in kbs]
+            result = search_many(targets, query, options)
+            return list(result.matches), not result.degraded
+
+        # A copy: callers may change their list, never the cached one.
+        found: list[QueryMatch] = cached(
+            self.deps, tenant, "v1.knowledge", [kb for _, kb in kbs],
+            (tuple(name for name, _ in kbs), repr(options), query), compute, matches_size)
+        return list(found)
+
+    def written(self, kb: VectorKnowledgeBase) -> None:
+        """A write to ``kb`` was committed (Vector IO insert, RAG tool insert, clear):
+        the server's cached searches of it end."""
+        if self.deps.caches is not None:
+            self.deps.caches.changed(kb.store)

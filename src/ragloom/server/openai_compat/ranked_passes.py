@@ -17,6 +17,7 @@ so a filter changes its scores: it keeps searching again.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TypeGuard
 
@@ -27,6 +28,7 @@ from ragloom.retrieval.options import SearchOptions
 from ragloom.tracing import retrieval_span
 from ragloom.types import QueryMatch, TextChunk
 
+log = logging.getLogger("ragloom.retrieval.search")
 #: How much deeper than its first pass a ranking starts (then doubles when reached).
 DEPTH_FACTOR = 4
 MIN_DEPTH = 40
@@ -66,8 +68,11 @@ class RankedPasses:
         if self.options.mode == "vector":
             try:
                 embedding = self.embedder.embed_query(self.query)
-            except RagError:
-                pass  # as search() does: keyword results when the query cannot be embedded
+            except RagError as exc:
+                # As search() does: keyword results when the query cannot be embedded
+                # (the caller's QueryWatch reports it in the response).
+                log.warning("the query could not be embedded (%s: %s); %s answers with "
+                            "keyword results", type(exc).__name__, exc, self.knowledge_base)
             else:
                 self._ranked = self.store.ranked_ids(embedding, top_k=depth, filters=filters)
                 return

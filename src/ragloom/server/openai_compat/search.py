@@ -12,12 +12,14 @@
   ``rrf``/``weighted``.
 * ``rewrite_query``: the question is reduced to its content words (no model call),
   and ``search_query`` shows what was searched.
+* ``degraded`` and ``notice`` (ragloom's extra fields on the page): when the query
+  could not be embedded, the results are keyword (BM25) results and the notice says so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,12 +30,13 @@ from ragloom.embeddings.query_memo import QueryMemo
 from ragloom.errors import RagError
 from ragloom.filters import MetadataFilter, MetadataFilters, parse_filters
 from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
 from ragloom.retrieval.search import check_query, search
 from ragloom.retrieval.threads import single_blas_thread
 from ragloom.server.openai_compat.errors import bad_request
 from ragloom.server.openai_compat.ranked_passes import RankedPasses, can_rank_once
-from ragloom.types import QueryMatch
+from ragloom.types import Embedding, QueryMatch
 
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
 FILE_KEYS = ("file_id", "filename")
@@ -229,9 +232,47 @@ def group_by_file(matches: Sequence[QueryMatch], limit: int,
 QueryOnce = QueryMemo
 
 
+class QueryWatch(QueryMemo):
+    """:class:`QueryOnce` that remembers the embedder's failure: the search went on
+    with keyword results (see :func:`ragloom.retrieval.search.search`)."""
+
+    failure: RagError | None = None
+
+    def embed_query(self, text: str) -> Embedding:
+        try:
+            return super().embed_query(text)
+        except RagError as exc:
+            self.failure = exc
+            raise
+
+
+@dataclass(frozen=True)
+class FileSearch:
+    """What a file search found, and whether a fallback answered (``notice`` says)."""
+
+    query: str
+    hits: list[FileHit]
+    degraded: bool = False
+    notice: str = ""
+
+
+def fallback_notice(failure: RagError, mode: str) -> str:
+    return (f"the query could not be embedded ({failure}); these are keyword (BM25) "
+            f"results instead of {mode} results")
+
+
 def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
                ) -> tuple[str, list[FileHit]]:
     """The query searched and the file hits over one or more vector stores."""
+    found = search_files(kbs, request)
+    return found.query, found.hits
+
+
+def search_files(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest, *,
+                 embedder_for: Callable[[EmbeddingProvider], EmbeddingProvider] | None = None
+                 ) -> FileSearch:
+    """:func:`run_search`, saying whether the query embedding failed (keyword results);
+    ``embedder_for`` may wrap each embedder (the server's query embedding cache)."""
     query = query_text(request)
     if request.rewrite_query:
         query = rewrite(query)
@@ -239,8 +280,10 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     limit = request.max_num_results
     for kb in kbs:
         kb.check_embedder()
-    once: dict[int, QueryOnce] = {}  # one per embedder: stores sharing it embed once
-    targets = [(kb, once.setdefault(id(kb.embedder), QueryOnce(kb.embedder))) for kb in kbs]
+    wrap = embedder_for or (lambda embedder: embedder)
+    once: dict[int, QueryWatch] = {}  # one per embedder: stores sharing it embed once
+    targets = [(kb, once.setdefault(id(kb.embedder), QueryWatch(wrap(kb.embedder))))
+               for kb in kbs]
     rankings = _rankings(targets, request, query)
     hits: list[FileHit] = []
     for _ in range(MAX_PASSES):
@@ -258,7 +301,11 @@ def run_search(kbs: Sequence[VectorKnowledgeBase], request: SearchRequest
     # order already; several stores' hits are merged by their (absolute) scores.
     if len(kbs) > 1:
         hits.sort(key=lambda h: -h.score)
-    return query, hits
+    failure = next((w.failure for w in once.values() if w.failure is not None), None)
+    if failure is None:
+        return FileSearch(query, hits)
+    return FileSearch(query, hits, degraded=True,
+                      notice=fallback_notice(failure, request.search_mode or "hybrid"))
 
 
 def _rankings(targets: Sequence[tuple[VectorKnowledgeBase, QueryOnce]],
@@ -316,8 +363,11 @@ def hit_json(hit: FileHit) -> dict[str, Any]:
             "content": [{"type": "text", "text": m.chunk.text} for m in hit.chunks]}
 
 
-def page_json(query: str, hits: Sequence[FileHit]) -> bytes:
-    """The search results page, encoded (as FastAPI's JSONResponse would encode it)."""
+def page_json(query: str, hits: Sequence[FileHit], *, degraded: bool = False,
+              notice: str = "") -> bytes:
+    """The search results page, encoded (as FastAPI's JSONResponse would encode it),
+    with ragloom's ``degraded`` and ``notice``."""
     page = {"object": "vector_store.search_results.page", "search_query": [query],
-            "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None}
+            "data": [hit_json(h) for h in hits], "has_more": False, "next_page": None,
+            "degraded": degraded, "notice": notice}
     return json_codec.encode(page)

@@ -34,6 +34,8 @@ from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.loaders.url import load_url
 from ragloom.protocols import TokenCounter
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
+from ragloom.retrieval.search import search
+from ragloom.server.openai_compat.cached_search import cached, embedder_for
 from ragloom.server.openai_compat.common import tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
@@ -155,6 +157,10 @@ def search_options(params: Mapping[str, Any], param: str) -> SearchOptions:
         raise bad_request(str(exc), param) from exc
 
 
+def _page_size(page: dict[str, Any]) -> int:
+    return 200 + sum(600 + len(chunk["content"]) for chunk in page["chunks"])
+
+
 def chunk_json(match: QueryMatch, embedder: Any = None) -> dict[str, Any]:
     """A chunk as Llama Stack sends it: ``metadata`` for the model's context,
     ``chunk_metadata`` for the backend, and the embedding fields (the vector itself is
@@ -216,9 +222,20 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
             param = "vector_store_id" if body.vector_store_id else "vector_db_id"
             kb = knowledge.resolve(tenant, body.target(), param=param)
             options = search_options(params, "params").with_(top_k=top_k)
-            matches = kb.search(content_text(body.query, "query"), options).matches
-            return {"chunks": [chunk_json(m, kb.embedder) for m in matches],
-                    "scores": [m.score for m in matches]}
+            query = content_text(body.query, "query")
+            wrap = embedder_for(deps, tenant) or (lambda embedder: embedder)
+
+            def compute() -> tuple[dict[str, Any], bool]:
+                kb.check_embedder()
+                result = search(kb.store, wrap(kb.embedder), query, options,
+                                knowledge_base=kb.name)
+                return {"chunks": [chunk_json(m, kb.embedder) for m in result.matches],
+                        "scores": [m.score for m in result.matches],
+                        "degraded": result.degraded, "notice": result.notice
+                        }, not result.degraded
+
+            return cached(deps, tenant, "v1.vector_io.query", [kb], (repr(options), query),
+                          compute, _page_size)
 
         return await deps.cpu(run)
 
@@ -239,7 +256,11 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
             counter = kb.embedder if isinstance(kb.embedder, TokenCounter) else None
             chunker = (RecursiveSplitter(size, size // 4, token_counter=counter) if counter
                        else RecursiveSplitter(size * 4, size))
-            VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name).ingest(documents)
+            try:
+                VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name
+                                    ).ingest(documents)
+            finally:
+                knowledge.written(kb)
 
         await deps.cpu(run)
 

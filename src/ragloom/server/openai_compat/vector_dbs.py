@@ -96,7 +96,11 @@ def add_routes(router: APIRouter, context: LlamaContext) -> None:
                     with contextlib.suppress(NotFoundError):  # already gone
                         deps.delete_knowledge_base(tenant, vector_db_id)
                 else:
-                    knowledge.resolve(tenant, vector_db_id).delete_where(None)
+                    kb = knowledge.resolve(tenant, vector_db_id)
+                    try:
+                        kb.delete_where(None)
+                    finally:
+                        knowledge.written(kb)
             objects.delete(KIND, tenant, vector_db_id)
 
         await deps.cpu(run)

@@ -77,6 +77,10 @@ def add_routes(router: APIRouter, context: LlamaContext) -> None:
                 raise bad_request("chunks must not be empty", "chunks")
             chunks = [text_chunk(chunk, index) for index, chunk in enumerate(body.chunks)]
             param = "vector_store_id" if body.vector_store_id else "vector_db_id"
-            knowledge.resolve(tenant, target, create=True, param=param).ingest(chunks)
+            kb = knowledge.resolve(tenant, target, create=True, param=param)
+            try:
+                kb.ingest(chunks)
+            finally:
+                knowledge.written(kb)
 
         await deps.cpu(run)

@@ -8,13 +8,14 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 
 from ragloom.server.openai_compat import chunking, expiry
+from ragloom.server.openai_compat.cached_search import vector_store_page
 from ragloom.server.openai_compat.common import envelope, new_id, page_rows, tenant_id
 from ragloom.server.openai_compat.db import dumps
 from ragloom.server.openai_compat.errors import bad_request, not_allowed, not_found
 from ragloom.server.openai_compat.files import file_bytes, get_file
 from ragloom.server.openai_compat.ingest import documents_of
 from ragloom.server.openai_compat.model_names import accepts
-from ragloom.server.openai_compat.search import SearchRequest, page_json, run_search
+from ragloom.server.openai_compat.search import SearchRequest
 from ragloom.server.openai_compat.vector_store_api import (
     BatchCreate,
     FileCreate,
@@ -117,9 +118,9 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
             stamp = api.deps.now()
             expiry.check_usable(row, stamp)
             kb = api.collections.knowledge_base(vector_store_id)
-            query, hits = run_search([kb], body)
+            page = vector_store_page(api.deps, tenant, [kb], body)
             expiry.touch(db, row, stamp)
-            return page_json(query, hits)
+            return page
 
         # Encoded in the worker thread: the event loop (one core for every request)
         # does not validate and serialise the page again through the response model.
