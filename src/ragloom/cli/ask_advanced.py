@@ -136,6 +136,7 @@ def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, setting
 def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
                settings: AskSettings, sessions: Any, question: str) -> Any:
     from ragloom.advanced import Agent, KnowledgeBaseContentRetriever, KnowledgeSearchTool
+    from ragloom.answering.engine import AnswerEngine
     from ragloom.chat import MessageWindowMemory
 
     if model is None:
@@ -145,7 +146,9 @@ def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
     agent = Agent(model, [tool], max_infer_iters=settings.max_infer_iters,
                   memory=MessageWindowMemory(settings.memory_size), sessions=sessions,
                   temperature=settings.temperature,
-                  max_answer_tokens=max(settings.max_answer_tokens or 0, 512))
+                  max_answer_tokens=max(settings.max_answer_tokens or 0, 512),
+                  settings=settings.generation(),
+                  engine=AnswerEngine(bases[0].embedder, settings=settings.generation()))
     return agent.run(question, session=settings.session)
 
 
