@@ -233,3 +233,21 @@ def test_every_entry_point_gives_the_same_answer(docs: Path, server: Any, tmp_pa
     answers["ragloom ask --json"] = cli_answers(tmp_path / "db", docs, embedder_name, llm_name)
     answers.update(server_answers(server, docs, llm_name))
     assert_all_same(answers)
+
+
+@pytest.mark.integration
+def test_every_entry_point_gives_the_same_answer_with_the_bundled_models(
+        docs: Path, tmp_path: Path) -> None:
+    from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model
+    from tests.server.conftest import start_server
+
+    answers = library_answers(make_embedder(DEFAULT_EMBEDDER), make_model(DEFAULT_MODEL))
+    answers["ragloom ask --json"] = cli_answers(tmp_path / "db", docs, DEFAULT_EMBEDDER,
+                                                DEFAULT_MODEL)
+    live = start_server(tmp_path / "server" / "ragloom.db", embedder=DEFAULT_EMBEDDER,
+                        llm=DEFAULT_MODEL)
+    try:
+        answers.update(server_answers(live, docs, DEFAULT_MODEL))
+    finally:
+        live.stop()
+    assert_all_same(answers)
