@@ -142,3 +142,20 @@ def test_naive_rag_settings_reach_the_model(server: FakeServer,
     assert sent["messages"][0]["content"] == "Handbook only."
     assert "team: people" in sent["messages"][-1]["content"]
     assert "30 minutes" in answer.answer
+
+
+def test_agent_final_answer_goes_through_the_engine(ingested: Path,
+                                                    server: FakeServer) -> None:
+    server.replies.extend([
+        Reply(text="", tool_calls=[("knowledge_search", {"query": "lunch break"})]),
+        Reply(text="The unpaid lunch break is 45 minutes [1]."),  # the loop's answer
+        Reply(text="The unpaid lunch break is 45 minutes [1]."),  # asked by the engine
+    ])
+    data = ask(ingested, server, QUESTION, "--agent", "--temperature", "0.2")
+    chats = [r.body for r in server.requests if r.path == "/v1/chat/completions"]
+    assert chats[0].get("tools") and not chats[-1].get("tools")
+    assert chats[-1]["temperature"] == 0.2
+    assert data["searches"][0]["query"] == "lunch break"
+    # Strict grounding: the made-up figure is not shown; the cited passage is.
+    assert "45" not in data["answer"] and "30 minutes" in data["answer"]
+    assert data["citations"] and not data["refused"]
