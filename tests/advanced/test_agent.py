@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakeservers import FakeServer, Recorded, Reply, Response, openai_api
 from ragloom.advanced import Agent, FunctionTool, KnowledgeBaseContentRetriever
 from ragloom.advanced.agent import KnowledgeSearchTool, ToolsNotSupportedError, supports_tools
+from ragloom.answering.settings import GenerationSettings
 from ragloom.chat import SessionStore
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.testing import ScriptedModel
@@ -26,14 +27,29 @@ def _search_tool(kb: VectorKnowledgeBase) -> KnowledgeSearchTool:
     return KnowledgeSearchTool([KnowledgeBaseContentRetriever(kb)], max_chunks=2)
 
 
+def _passage_answer(messages: list[Any]) -> str:
+    """The final answer: the tool results' first sentence (the loop) or the engine's
+    first passage's first sentence, citing it."""
+    text = messages[-1].content
+    if "Content: " in text:
+        return "Answer: " + text.split("Content: ")[1][:40]
+    if "[1] " not in text:  # a question answered without searching
+        return "I answer this one myself."
+    first = text.split("[1] ", 1)[1]
+    return first.split(".")[0] + " [1]."
+
+
 def test_agent_searches_then_answers(kb: VectorKnowledgeBase, tmp_path: Path) -> None:
     model = tool_model(
         ToolCall(id="c1", name="knowledge_search", arguments={"query": "frame warranty"}),
-        lambda messages: "Answer: " + ([*messages[-1].content.split("Content: "), "-"])[1][:40])
+        _passage_answer)
     sessions = SessionStore(tmp_path)
     agent = Agent(model, [_search_tool(kb)], max_infer_iters=4, sessions=sessions)
     answer = agent.run("How long is the frame warranty?", session="s1")
-    assert answer.answer.startswith("Answer: Frames carry a lifetime warranty")
+    # The final answer went through the answer engine: asked from the passages, cited.
+    assert "Frames carry a lifetime warranty" in answer.answer
+    assert answer.citations == [1] and not answer.refused
+    assert "Context:" in model.calls[2][-1].content and model.tools[2] == []
     assert answer.searches[0]["query"] == "frame warranty"
     assert answer.searches[0]["results"] == 2
     assert answer.sources[0].chunk.source == "warranty.md"
@@ -45,8 +61,25 @@ def test_agent_searches_then_answers(kb: VectorKnowledgeBase, tmp_path: Path) ->
     assert [m.role for m in stored] == ["user", "assistant"]
     assert stored[1].metadata["searches"][0]["query"] == "frame warranty"
     again = agent.run("And the gears?", session="s1")  # history reaches the model
-    assert "How long is the frame warranty?" in [m.content for m in model.calls[2]]
+    assert "How long is the frame warranty?" in [m.content for m in model.calls[3]]
     assert again.answer
+
+
+def test_agent_final_answer_is_checked(kb: VectorKnowledgeBase) -> None:
+    """A made-up figure is not shown under strict grounding; ``grounding="off"`` shows
+    the model's answer as it came; without passages the model's own answer stands."""
+    search = ToolCall(id="c1", name="knowledge_search", arguments={"query": "frame warranty"})
+    made_up = "Frames carry a 3 year warranty [1]."
+    strict = Agent(tool_model(search, made_up), [_search_tool(kb)]).run(
+        "How long is the frame warranty?")
+    assert "3 year" not in strict.answer
+    off = Agent(tool_model(search, made_up), [_search_tool(kb)],
+                settings=GenerationSettings(grounding="off")).run(
+        "How long is the frame warranty?")
+    assert "3 year" in off.answer
+    plain_model = tool_model("No search needed.")
+    direct = Agent(plain_model, [_search_tool(kb)]).run("Hello?")
+    assert direct.answer == "No search needed." and len(plain_model.calls) == 1
 
 
 def test_agent_is_bounded_by_max_infer_iters(kb: VectorKnowledgeBase) -> None:

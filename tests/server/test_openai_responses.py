@@ -57,7 +57,11 @@ def test_citations_without_markers(setup: tuple[openai.OpenAI, dict[str, str]],
     response = client.responses.create(model="fake:scripted", input="How long is lunch?",
                                        tools=tools(ids),
                                        include=["file_search_call.results"])
-    assert response.output_text == "The unpaid lunch break lasts 30 minutes."
+    # The answer engine checked the model's answer against the passage it cites and
+    # shows the supporting sentence; the [n] marker became a file citation.
+    assert response.output_text.startswith("The unpaid lunch break lasts 30 minutes.")
+    assert "The unpaid lunch break is 30 minutes." in response.output_text
+    assert "[1]" not in response.output_text
     call, message = response.output
     assert call.type == "file_search_call" and call.results
     assert call.results[0].file_id == ids["lunch.txt"]
@@ -84,13 +88,14 @@ def test_markers_become_annotations(setup: tuple[openai.OpenAI, dict[str, str]])
     assert call.type == "file_search_call" and call.results is None  # not included
     annotation = response.output[1].content[0].annotations[0]  # type: ignore[union-attr]
     assert annotation.file_id == ids["lunch.txt"]  # type: ignore[union-attr]
-    assert annotation.index == len("The unpaid lunch break is 30 minutes")  # type: ignore[union-attr]
+    assert annotation.index == len(text)  # type: ignore[union-attr]
 
 
 def test_streaming_create(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     client, ids = setup
     events = list(client.responses.create(model="fake:scripted", tools=tools(ids),
-                                          input="lunch minutes marker please", stream=True))
+                                          input="How long is the lunch break? marker please",
+                                          stream=True))
     kinds = [e.type for e in events]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
     assert kinds.index("response.file_search_call.completed") < kinds.index(
@@ -100,6 +105,8 @@ def test_streaming_create(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     streamed = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     final = events[-1].response  # type: ignore[union-attr]
     assert streamed == final.output_text == "The unpaid lunch break is 30 minutes."
+    # The engine's answer is checked before it is shown: one text delta.
+    assert kinds.count("response.output_text.delta") == 1
     annotations = final.output[1].content[0].annotations  # type: ignore[union-attr]
     assert [a.file_id for a in annotations] == [ids["lunch.txt"]]  # type: ignore[union-attr]
 
@@ -110,7 +117,8 @@ def test_streaming_helper(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
                                  input="How long is lunch?") as stream:
         deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
         final = stream.get_final_response()
-    assert "".join(deltas) == final.output_text == "The unpaid lunch break lasts 30 minutes."
+    assert "".join(deltas) == final.output_text
+    assert final.output_text.startswith("The unpaid lunch break lasts 30 minutes.")
     annotations = final.output[1].content[0].annotations  # type: ignore[union-attr]
     assert annotations and annotations[0].file_id == ids["lunch.txt"]  # type: ignore[union-attr]
 

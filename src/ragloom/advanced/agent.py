@@ -7,7 +7,11 @@ calls the model makes, send back the results, until the model answers in text or
 :class:`FunctionTool` wraps any Python function the library user gives.
 
 The answer lists every search the agent made (``AugmentedAnswer.searches``) and
-its sources are the passages those searches returned, numbered in order. A model
+its sources are the passages those searches returned, numbered in order. When the
+searches found passages, the final answer goes through the answer engine
+(:class:`~ragloom.answering.engine.AnswerEngine`, grounding ``strict`` unless the
+caller's ``settings`` say otherwise), so it is checked and cited like every other
+answer; without passages it is the model's own answer. A model
 that cannot call tools (the in-process ``local:`` models) is refused up front with
 :class:`ToolsNotSupportedError` instead of silently answering without searching.
 """
@@ -22,6 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 from ragloom.advanced.answer import AugmentedAnswer
 from ragloom.advanced.augmentor import RetrievalAugmentor
 from ragloom.advanced.retrievers import ContentRetriever
+from ragloom.answering.engine import AnswerEngine
+from ragloom.answering.settings import GenerationSettings
 from ragloom.chat.memory import ChatMemory, MessageWindowMemory
 from ragloom.chat.sessions import SessionStore
 from ragloom.errors import ConfigurationError, InvalidInputError, RagError
@@ -96,6 +102,7 @@ class KnowledgeSearchTool:
                  name: str = "knowledge_search", description: str = "") -> None:
         if not retrievers:
             raise InvalidInputError("knowledge_search needs at least one retriever")
+        self.retrievers = list(retrievers)
         self.augmentor = RetrievalAugmentor(retrievers, max_contents=max_chunks)
         names = ", ".join(r.name for r in retrievers)
         self._tool = Tool(name=name, parameters=SEARCH_PARAMETERS, description=description or (
@@ -141,6 +148,17 @@ class FunctionTool:
         return ToolResult(text=str(self.fn(**dict(arguments))))
 
 
+def _embedder_of(tools: Any) -> Any:
+    """The embedder of the first knowledge base a search tool reads, if any."""
+    for tool in tools:
+        for retriever in getattr(tool, "retrievers", ()):
+            base = getattr(retriever, "knowledge_base", None)
+            embedder = getattr(base, "embedder", None)
+            if embedder is not None:
+                return embedder
+    return None
+
+
 class Agent:
     """The tool loop (see the module docstring). ``max_infer_iters`` bounds the model
     calls of one question; with a session, the question and answer are stored."""
@@ -148,7 +166,9 @@ class Agent:
     def __init__(self, model: ModelProvider, tools: Sequence[AgentTool], *,
                  instructions: str = AGENT_INSTRUCTIONS, max_infer_iters: int = 10,
                  memory: ChatMemory | None = None, sessions: SessionStore | None = None,
-                 temperature: float | None = None, max_answer_tokens: int = 512) -> None:
+                 temperature: float | None = None, max_answer_tokens: int = 512,
+                 engine: AnswerEngine | None = None,
+                 settings: GenerationSettings | None = None) -> None:
         if max_infer_iters < 1:
             raise InvalidInputError("max_infer_iters must be at least 1")
         names = [t.tool.name for t in tools]
@@ -162,6 +182,17 @@ class Agent:
         self.sessions = sessions
         self.temperature = temperature
         self.max_answer_tokens = max_answer_tokens
+        self.settings = settings or GenerationSettings(temperature=temperature)
+        self._engine = engine
+
+    @property
+    def engine(self) -> AnswerEngine:
+        """The answer engine the final answer goes through (ranking sentences with the
+        searched knowledge bases' embedder when one is known)."""
+        if self._engine is None:
+            self._engine = AnswerEngine(_embedder_of(self.tools.values()),
+                                        settings=self.settings)
+        return self._engine
 
     def check(self) -> None:
         if not supports_tools(self.model):
@@ -189,8 +220,8 @@ class Agent:
         past = list(history)
         if session is not None and self.sessions is not None:
             past = self.sessions.history(session) + past
-        messages = [ChatMessage.system(self.instructions),
-                    *self.memory.select([m for m in past if m.role != "system"]),
+        earlier = list(self.memory.select([m for m in past if m.role != "system"]))
+        messages = [ChatMessage.system(self.instructions), *earlier,
                     ChatMessage.user(question)]
         specs = [t.tool for t in self.tools.values()]
         usage = Usage()
@@ -220,11 +251,22 @@ class Agent:
         else:
             notice = (f"the agent stopped after {self.max_infer_iters} model calls "
                       "(max_infer_iters) without a final answer")
+        checked: dict[str, Any] = {}
+        if sources and not notice:  # answered from passages: checked like every answer
+            answered = self.engine.answer(question, sources, self.model, history=earlier,
+                                          settings=self.settings)
+            usage = usage + answered.usage
+            text, sources = answered.answer, list(answered.sources)
+            checked = dict(quote=answered.quote, citations=list(answered.citations),
+                           refused=answered.refused, origin=answered.origin,
+                           kind=answered.kind, reason=answered.reason,
+                           points=list(answered.points),
+                           unsupported=list(answered.unsupported))
         answer = AugmentedAnswer(
             question=question, answer=text, sources=sources, usage=usage, model=model_name,
             notice=notice, queries=tuple(str(s["query"]) for s in searches if s["query"]),
             searches=tuple(searches), session=session, iterations=iterations,
-            retrieval_skipped=not searches)
+            retrieval_skipped=not searches, **checked)
         if session is not None and self.sessions is not None:
             self.sessions.append(session, "user", question)
             self.sessions.append(session, "assistant", answer.answer, sources=sources,

@@ -126,7 +126,7 @@ def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, setting
 
     generation = settings.generation()
     engine = AnswerEngine(bases[0].embedder, settings=generation)
-    return AugmentedRag(augmentor, model, memory=MessageWindowMemory(settings.memory_size),
+    return AugmentedRag(augmentor, model, memory=MessageWindowMemory(max(1, settings.memory_size)),
                         sessions=sessions, temperature=settings.temperature,
                         max_answer_tokens=settings.max_answer_tokens or 256, engine=engine,
                         settings=generation,
@@ -136,6 +136,7 @@ def _build_rag(bases: Sequence[Any], model: Any, options: SearchOptions, setting
 def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
                settings: AskSettings, sessions: Any, question: str) -> Any:
     from ragloom.advanced import Agent, KnowledgeBaseContentRetriever, KnowledgeSearchTool
+    from ragloom.answering.engine import AnswerEngine
     from ragloom.chat import MessageWindowMemory
 
     if model is None:
@@ -143,9 +144,11 @@ def _run_agent(bases: Sequence[Any], model: Any, options: SearchOptions,
     tool = KnowledgeSearchTool([KnowledgeBaseContentRetriever(b, options=options)
                                 for b in bases], max_chunks=options.top_k)
     agent = Agent(model, [tool], max_infer_iters=settings.max_infer_iters,
-                  memory=MessageWindowMemory(settings.memory_size), sessions=sessions,
+                  memory=MessageWindowMemory(max(1, settings.memory_size)), sessions=sessions,
                   temperature=settings.temperature,
-                  max_answer_tokens=max(settings.max_answer_tokens or 0, 512))
+                  max_answer_tokens=max(settings.max_answer_tokens or 0, 512),
+                  settings=settings.generation(),
+                  engine=AnswerEngine(bases[0].embedder, settings=settings.generation()))
     return agent.run(question, session=settings.session)
 
 

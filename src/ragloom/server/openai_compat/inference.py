@@ -2,8 +2,12 @@
 
 A chat completion may answer from knowledge: the extra fields ``knowledge_bases``
 (native knowledge base names) and ``vector_store_ids`` search for the last user
-message, put the numbered passages into that message, and return them as
-``sources`` beside the choices. Embeddings come as float lists or base64
+message; when passages are found the answer comes from the answer engine (see
+:mod:`.engine_adapter`: the request's temperature, token limit and system messages
+as settings, the earlier messages as history, the answer checked and citing ``[n]``),
+with the passages as ``sources`` and the engine's verdict as ``answer`` beside the
+choices. Structured output (``response_format``) puts the numbered passages into the
+last user message and asks the model directly. Embeddings come as float lists or base64
 (little-endian float32, the official client's default).
 """
 
@@ -20,11 +24,18 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragloom.answering.result import EngineAnswer
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
 from ragloom.server.openai_compat.chooser import ModelChooser
 from ragloom.server.openai_compat.common import SSE_HEADERS, new_id, now, tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
+from ragloom.server.openai_compat.engine_adapter import (
+    answer_details,
+    engine_answer,
+    request_settings,
+    split_conversation,
+)
 from ragloom.server.openai_compat.errors import (
     OpenAIError,
     bad_request,
@@ -148,6 +159,8 @@ class ChatCompletions:
         question = messages[last].content
         matches = self.knowledge.search(tenant, body.knowledge_bases, body.vector_store_ids,
                                         question, body.top_k)
+        if matches and self.uses_engine(body, matches):
+            return messages, matches  # the engine builds its own prompt (see .answer)
         if matches:
             counter = self.deps.embedder
             prompt = augment_user_query(
@@ -158,6 +171,22 @@ class ChatCompletions:
                 "Answer using the numbered context passages; cite them like [1]."))
         return messages, matches
 
+    @staticmethod
+    def uses_engine(body: ChatRequest, matches: list[QueryMatch]) -> bool:
+        """Answers from retrieved passages go through the answer engine; structured
+        output keeps the direct model path."""
+        return bool(matches) and chat_format(body.response_format) is None
+
+    def engine_answer(self, body: ChatRequest, tenant: str, messages: list[ChatMessage],
+                      matches: list[QueryMatch]) -> EngineAnswer:
+        system, history, question = split_conversation(messages)
+        settings = request_settings(temperature=body.temperature,
+                                    max_tokens=body.max_completion_tokens or body.max_tokens,
+                                    system=system)
+        corpus = self.knowledge.corpus(tenant, body.knowledge_bases, body.vector_store_ids)
+        return engine_answer(self.deps.embedder, question, matches, self.model(body.model),
+                             history=history, settings=settings, corpus=corpus)
+
     def options(self, body: ChatRequest) -> dict[str, Any]:
         stop = [body.stop] if isinstance(body.stop, str) else body.stop
         return {"max_tokens": body.max_completion_tokens or body.max_tokens
@@ -166,21 +195,29 @@ class ChatCompletions:
 
     def complete(self, body: ChatRequest, tenant: str) -> dict[str, Any]:
         messages, matches = self.prepare(body, tenant)
-        response = self.model(body.model).chat(messages, **self.options(body))
-        check_reply(response.text, chat_format(body.response_format))
+        details: dict[str, Any] | None = None
+        if self.uses_engine(body, matches):
+            answered = self.engine_answer(body, tenant, messages, matches)
+            text, usage, finish = answered.answer, answered.usage, "stop"
+            matches, details = list(answered.sources), answer_details(answered)
+        else:
+            response = self.model(body.model).chat(messages, **self.options(body))
+            check_reply(response.text, chat_format(body.response_format))
+            text, usage = response.text, response.usage
+            finish = response.finish_reason or "stop"
         result = {"id": new_id("chatcmpl-"), "object": "chat.completion", "created": now(),
                   "model": body.model, "choices": [{
-                      "index": 0, "finish_reason": response.finish_reason or "stop",
-                      "logprobs": None,
-                      "message": {"role": "assistant", "content": response.text,
-                                  "refusal": None}}],
-                  "usage": chat_usage(response.usage)}
+                      "index": 0, "finish_reason": finish, "logprobs": None,
+                      "message": {"role": "assistant", "content": text, "refusal": None}}],
+                  "usage": chat_usage(usage)}
         if body.knowledge_bases or body.vector_store_ids:
             result["sources"] = [source_json(n, m) for n, m in enumerate(matches, 1)]
+        if details is not None:
+            result["answer"] = details
         return result
 
     def stream(self, body: ChatRequest, messages: list[ChatMessage],
-               matches: list[QueryMatch]) -> Iterator[str]:
+               matches: list[QueryMatch], tenant: str = "") -> Iterator[str]:
         chunk_id = new_id("chatcmpl-")
         created = now()
 
@@ -192,23 +229,37 @@ class ChatCompletions:
                                                       "logprobs": None}], **(extra or {})}
             return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
+        usage = Usage()
+        finish = "stop"
+        answered: EngineAnswer | None = None
+        if self.uses_engine(body, matches):
+            try:  # checked before it is shown: the answer arrives as one delta
+                answered = self.engine_answer(body, tenant, messages, matches)
+            except Exception as exc:
+                log.exception("the answer engine failed while streaming a chat completion")
+                yield f"data: {json.dumps(translate(exc).body())}\n\n"
+                return
+            matches = list(answered.sources)
         extra = ({"sources": [source_json(n, m) for n, m in enumerate(matches, 1)]}
                  if body.knowledge_bases or body.vector_store_ids else {})
         yield chunk({"role": "assistant", "content": ""}, None, extra)
-        usage = Usage()
-        finish = "stop"
-        try:
-            for delta in self.model(body.model).stream(messages, **self.options(body)):
-                if delta.response is not None:
-                    usage = delta.response.usage
-                    finish = delta.response.finish_reason or "stop"
-                elif delta.text:
-                    yield chunk({"content": delta.text})
-        except Exception as exc:
-            log.exception("the model failed while streaming a chat completion")
-            yield f"data: {json.dumps(translate(exc).body())}\n\n"
-            return
-        yield chunk({}, finish)
+        if answered is not None:
+            usage = answered.usage
+            if answered.answer:
+                yield chunk({"content": answered.answer})
+        else:
+            try:
+                for delta in self.model(body.model).stream(messages, **self.options(body)):
+                    if delta.response is not None:
+                        usage = delta.response.usage
+                        finish = delta.response.finish_reason or "stop"
+                    elif delta.text:
+                        yield chunk({"content": delta.text})
+            except Exception as exc:
+                log.exception("the model failed while streaming a chat completion")
+                yield f"data: {json.dumps(translate(exc).body())}\n\n"
+                return
+        yield chunk({}, finish, {"answer": answer_details(answered)} if answered else None)
         if (body.stream_options or {}).get("include_usage"):
             data = {"id": chunk_id, "object": "chat.completion.chunk", "created": created,
                     "model": body.model, "choices": [], "usage": chat_usage(usage)}
@@ -277,7 +328,8 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
             return await deps.slow(chat.complete, body, tenant)
         messages, matches = await deps.cpu(chat.prepare, body, tenant)
         # The whole generation is one task of the model pool (--model-threads).
-        return StreamingResponse(stream_in_pool(deps.slow, chat.stream(body, messages, matches)),
+        events = chat.stream(body, messages, matches, tenant)
+        return StreamingResponse(stream_in_pool(deps.slow, events),
                                  media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.post("/embeddings", summary="Embed texts")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragloom.answering.corpus import KnowledgeBaseCorpus
 from ragloom.errors import NotFoundError
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.retrieval.multi import search_many
@@ -48,6 +49,15 @@ class Knowledge:
             return self.deps.open_knowledge_base(tenant, ident, create)
         except NotFoundError as exc:
             raise not_found("knowledge base", ident, param) from exc
+
+    def corpus(self, tenant: str, names: Sequence[str], vector_stores: Sequence[str]
+               ) -> KnowledgeBaseCorpus:
+        """What the answer engine may read beyond the passages: these knowledge bases."""
+        kbs = [self.resolve(tenant, name, param="knowledge_bases")
+               for name in dict.fromkeys(names)]
+        kbs += [self.resolve(tenant, vs, param="vector_store_ids")
+                for vs in dict.fromkeys(vector_stores)]
+        return KnowledgeBaseCorpus(kbs)
 
     def search(self, tenant: str, names: Sequence[str], vector_stores: Sequence[str],
                query: str, top_k: int, options: SearchOptions | None = None

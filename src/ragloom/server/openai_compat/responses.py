@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragloom.answering.corpus import Corpus, KnowledgeBaseCorpus
+from ragloom.answering.settings import GenerationSettings
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import DEFAULT_SYSTEM_PROMPT, augment_user_query
 from ragloom.server.openai_compat import expiry
@@ -26,6 +28,11 @@ from ragloom.server.openai_compat.citations import MarkerStripper, Passage, cite
 from ragloom.server.openai_compat.collections import VectorStoreCollections
 from ragloom.server.openai_compat.common import new_id, now
 from ragloom.server.openai_compat.db import MetaDB, dumps
+from ragloom.server.openai_compat.engine_adapter import (
+    engine_answer,
+    file_passages,
+    request_settings,
+)
 from ragloom.server.openai_compat.errors import bad_request, not_found, translate
 from ragloom.server.openai_compat.responses_model import (
     ResponseCreate,
@@ -36,6 +43,7 @@ from ragloom.server.openai_compat.responses_model import (
 from ragloom.server.openai_compat.search import (
     RankingOptions,
     SearchRequest,
+    openai_filters,
     run_search,
 )
 from ragloom.server.openai_compat.structured import (
@@ -72,6 +80,19 @@ class Plan:
     search_item: dict[str, Any] | None = None
     message_id: str = field(default_factory=lambda: new_id("msg_"))
     conversation_id: str | None = None
+    #: Set when the answer engine answers (passages retrieved, no structured output).
+    engine: EngineRequest | None = None
+
+
+@dataclass
+class EngineRequest:
+    """What the answer engine gets: the question, its passages, history and settings."""
+
+    question: str
+    matches: list[QueryMatch]
+    history: list[ChatMessage]
+    settings: GenerationSettings
+    corpus: Corpus | None = None
 
 
 class ResponsesEngine:
@@ -128,6 +149,7 @@ class ResponsesEngine:
                     messages=[], conversation=history + turns, new_messages=new,
                     conversation_id=conversation[0] if conversation else None)
         matches: list[QueryMatch] = []
+        kbs: list[Any] = []
         stores = []
         if tool is not None:
             for vs_id in tool.vector_store_ids:
@@ -162,6 +184,17 @@ class ResponsesEngine:
         rag = request.rag_tool()
         if rag is not None and self.hooks is not None and request.searches():
             matches += self.hooks.rag_search(plan, question, rag)
+        before = turns[:-1] if turns and turns[-1]["content"] == question else turns
+        if matches and text_format(request.text) is None:
+            settings = request_settings(
+                temperature=request.temperature, max_tokens=request.max_output_tokens,
+                system=[request.instructions or "", *system])
+            plan.engine = EngineRequest(
+                question, matches, chat_messages(history) + chat_messages(before), settings,
+                KnowledgeBaseCorpus(kbs, filters=openai_filters(tool.filters, "tools.filters")
+                                    if tool is not None and tool.filters is not None
+                                    else None) if kbs else None)
+            return plan
         instructions = request.instructions or DEFAULT_SYSTEM_PROMPT
         if plan.passages:
             instructions = f"{instructions}\n\n{CITE_HINT}"
@@ -172,10 +205,21 @@ class ResponsesEngine:
                 matches, question, max_tokens_in_context=1500,
                 token_counter=counter if isinstance(counter, TokenCounter) else None)
         system_text = "\n\n".join([instructions, *system])
-        before = turns[:-1] if turns and turns[-1]["content"] == question else turns
         plan.messages = [ChatMessage.system(system_text), *chat_messages(history),
                          *chat_messages(before), ChatMessage.user(prompt)]
         return plan
+
+    def answer(self, plan: Plan) -> tuple[str, list[dict[str, Any]], Usage]:
+        """The engine's answer for the plan: text without markers, its file citations
+        (``[n]`` mapped to the file of the engine's ``n``-th source), usage."""
+        assert plan.engine is not None
+        wanted = plan.engine
+        answered = engine_answer(self.collections.embedder, wanted.question, wanted.matches,
+                                 self._model(plan.request.model), history=wanted.history,
+                                 settings=wanted.settings, corpus=wanted.corpus)
+        passages = file_passages(answered.sources) if plan.search_item is not None else []
+        text, annotations = cite(answered.answer, passages)
+        return text, annotations, answered.usage
 
     # --------------------------------------------------------------- the response
     def body(self, plan: Plan, *, status: str, text: str | None = None,
@@ -225,6 +269,12 @@ class ResponsesEngine:
         return plan.request.max_output_tokens or self.max_answer_tokens
 
     def run(self, plan: Plan) -> dict[str, Any]:
+        if plan.engine is not None:
+            text, annotations, usage = self.answer(plan)
+            body = self.body(plan, status="completed", text=text, annotations=annotations,
+                             usage=usage)
+            self.save(plan, body, text)
+            return body
         model = self._model(plan.request.model)
         fmt = text_format(plan.request.text)
         response = model.chat(plan.messages, max_tokens=self._max_tokens(plan),
@@ -262,22 +312,14 @@ class ResponsesEngine:
                "item": {**self.message_item(plan, "", [], "in_progress"), "content": []}}
         yield {"type": "response.content_part.added", **ref, "response_id": plan.id,
                "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}
-        structured = text_format(plan.request.text) is not None
-        stripper: MarkerStripper | _Verbatim = (_Verbatim() if structured
-                                                else MarkerStripper(plan.passages))
-        usage = Usage()
         try:
-            for delta in self._model(plan.request.model).stream(
-                    plan.messages, max_tokens=self._max_tokens(plan),
-                    temperature=plan.request.temperature,
-                    **model_options(text_format(plan.request.text))):
-                if delta.response is not None:
-                    usage = delta.response.usage
-                    continue
-                piece = stripper.feed(delta.text)
-                if piece:
-                    yield {"type": "response.output_text.delta", **ref, "delta": piece,
+            if plan.engine is not None:  # checked before it is shown: one delta
+                text, annotations, usage = self.answer(plan)
+                if text:
+                    yield {"type": "response.output_text.delta", **ref, "delta": text,
                            "logprobs": []}
+            else:
+                text, annotations, usage = yield from self._model_deltas(plan, ref)
         except Exception as exc:
             log.exception("the model failed while streaming %s", plan.id)
             failure = translate(exc)
@@ -287,11 +329,6 @@ class ResponsesEngine:
             yield {"type": "response.failed",
                    "response": self.body(plan, status="failed", error=error)}
             return
-        rest = stripper.finish()
-        if rest:
-            yield {"type": "response.output_text.delta", **ref, "delta": rest, "logprobs": []}
-        text, annotations = (stripper.raw, []) if structured else cite(stripper.raw,
-                                                                        plan.passages)
         for number, annotation in enumerate(annotations):
             yield {"type": "response.output_text.annotation.added", **ref,
                    "annotation_index": number, "annotation": annotation}
@@ -307,6 +344,33 @@ class ResponsesEngine:
                          usage=usage)
         self.save(plan, body, text)
         yield {"type": "response.completed", "response": body}
+
+
+    def _model_deltas(self, plan: Plan, ref: dict[str, Any]
+                      ) -> Generator[dict[str, Any], None,
+                                     tuple[str, list[dict[str, Any]], Usage]]:
+        """The model's text deltas as events; returns the text, citations and usage."""
+        structured = text_format(plan.request.text) is not None
+        stripper: MarkerStripper | _Verbatim = (_Verbatim() if structured
+                                                else MarkerStripper(plan.passages))
+        usage = Usage()
+        for delta in self._model(plan.request.model).stream(
+                plan.messages, max_tokens=self._max_tokens(plan),
+                temperature=plan.request.temperature,
+                **model_options(text_format(plan.request.text))):
+            if delta.response is not None:
+                usage = delta.response.usage
+                continue
+            piece = stripper.feed(delta.text)
+            if piece:
+                yield {"type": "response.output_text.delta", **ref, "delta": piece,
+                       "logprobs": []}
+        rest = stripper.finish()
+        if rest:
+            yield {"type": "response.output_text.delta", **ref, "delta": rest, "logprobs": []}
+        text, annotations = (stripper.raw, []) if structured else cite(stripper.raw,
+                                                                        plan.passages)
+        return text, annotations, usage
 
 
 class _Verbatim:
