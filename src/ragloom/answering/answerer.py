@@ -102,8 +102,11 @@ def _stems(text: str) -> set[str]:
 def check_answer(answer: str, question: str, evidence: Sequence[Sentence]) -> list[str]:
     """Why ``answer`` cannot be trusted from ``evidence`` (empty when it can)."""
     problems: list[str] = []
-    if not answer.strip():
+    bare = re.sub(r"\[\d+(?:\s*,\s*\d+)*\]|[-*\u2022:]", " ", answer)
+    if not re.search(r"[^\W_]", bare):
         return ["empty answer"]
+    if re.search(r"(^|\n)\s*(Text|Question|Context)\s*:", answer):
+        return ["the answer repeats the prompt"]
     if is_refusal(answer):
         return ["the model refused"]
     texts = [s.text for s in evidence]
