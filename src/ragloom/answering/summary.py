@@ -24,12 +24,14 @@ from ragloom.answering.grounding import content_words
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, refusal
 from ragloom.answering.sentences import is_heading, split_sentences
+from ragloom.answering.values import cells
 from ragloom.errors import RagError
 from ragloom.protocols import EmbeddingProvider
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch, Vector
 
 MAX_SENTENCES = 600
+_ENDS = re.compile(r"[.!)\u201d\"']\s*$")
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def _candidates(chunks: Sequence[QueryMatch]) -> list[_Candidate]:
             key = " ".join(text.lower().split())
             if key in seen or text.rstrip().endswith("?") or len(content_words(text)) < 3:
                 continue
+            if cells(text) or (not _ENDS.search(text) and len(text.split()) < 10):
+                continue  # a table row or a label is not a point
             seen.add(key)
             found.append(_Candidate(text, match, section, fresh, len(found)))
             fresh = False
