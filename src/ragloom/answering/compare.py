@@ -72,7 +72,8 @@ _VERSUS = re.compile(r"^\s*(?:compare\s+)?(?:the\s+)?(.+?)\s+(?:vs\.?|versus|and
                      r"(?:the\s+)?(.+?)\s*\??$", re.I)
 _COMPARED = re.compile(r"\b(?:does|is|was|do|are|did)\s+(?:the\s+)?(.+?)\s+compared\s+(?:to|with)"
                        r"\s+(?:the\s+)?(.+?)\s*\??$", re.I)
-_PLACE = re.compile(r"^(.*?)\s+\b(?:in|at|for|from)\s+(?:the\s+)?(.+)$", re.I)
+_PLACE = re.compile(r"^(.*?)\s+\b(?:in|at|for|from|on)\s+(?:the\s+)?(.+)$", re.I)
+_LEAD = re.compile(r"^\s*(?:in|at|for|from|on|with|of)\s+(?:the\s+)?", re.I)
 _OR = re.compile(r"\b(?:in|at|for|from)?\s*(?:the\s+)?([\w' -]+?)\s+or\s+(?:in\s+|at\s+)?"
                  r"(?:the\s+)?([\w' -]+?)\s*\??$", re.I)
 _TARGET = re.compile(r"\bdid\s+(?:the\s+)?(.+?)\s+(?:hit|meet|reach|exceed|beat|miss|make|"
@@ -108,6 +109,7 @@ def _holds(text: str, words: Sequence[str]) -> bool:
 def _split_side(side: str) -> tuple[str, list[str]]:
     """A side's name (up to its last number or code, or after its last "in"/"at")
     and the words that say what is compared."""
+    side = _LEAD.sub("", side)
     place = _PLACE.match(side)
     if place and not any(ch.isdigit() for ch in place.group(2)):
         return place.group(2).strip(), _words(place.group(1))
@@ -175,6 +177,13 @@ def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> s
     if not found:
         return ""
     lowered = sentence.lower()
+    if len(found) > 1:  # "30% on bicycles and 40% on parts": the side's own clause
+        clauses = re.split(r",|;|\band\b|\bwhile\b|\bbut\b|\bwhereas\b", sentence)
+        for clause in clauses:
+            if _holds(clause, _words(side)):
+                own = figures(clause, avoid=side)
+                if own:
+                    return own[0].text
     spots = [lowered.find(w) for w in attribute if lowered.find(w) >= 0]
     if spots:
         return min(found, key=lambda f: min(abs(lowered.find(f.text.lower()) - s)
@@ -197,16 +206,17 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
         if not about.get(sentence.number) or (titled and sentence.number not in titled
                                               and not cell_for(sentence.text, side)):
             continue
-        if taken is not None and sentence.text == taken.text and not cell_for(
-                sentence.text, side):
-            continue
-        if other and _holds(sentence.text, _words(other)) and not _holds(
-                sentence.text, _words(side)):
-            continue
         named = _holds(sentence.text, _words(side))
+        if taken is not None and sentence.text == taken.text and not (
+                named or cell_for(sentence.text, side)):
+            continue
+        if other and _holds(sentence.text, _words(other)) and not named:
+            continue
         if attribute and not (any(_holds(sentence.text, [w]) for w in attribute)
                               or labelled(sentence.text, attribute)
                               or cell_for(sentence.text, side)):
+            continue
+        if required and not cells(sentence.text) and not _holds(sentence.text, required):
             continue
         value = _value(sentence.text, side, attribute, named)
         figure = first_figure(value, side) if value else None

@@ -284,14 +284,20 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
         citations=sorted(index[m.chunk.id] for m, _ in hits), origin="extract", points=points)
 
 
-def _steps(passage: str, start: int) -> list[str]:
-    """The steps as written: numbered or bulleted lines keep their own markers."""
+def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
+    """The steps as written: numbered or bulleted lines keep their own markers; in
+    prose, the best sentence and those after it that stay on the question's words."""
     lines = [line.strip() for line in passage.splitlines() if line.strip()]
     steps = [line for line in lines if _STEP.match(line)]
     if len(steps) >= 2:
         return [re.sub(r"^\s*[-*\u2022]\s+", "", line).strip() for line in steps]
-    sentences = split_sentences(passage)
-    return [s for s in sentences[start: start + 6] if not is_heading(s)]
+    sentences = [s for s in split_sentences(passage)[start: start + 6] if not is_heading(s)]
+    kept = sentences[:1]
+    for sentence in sentences[1:]:
+        if terms and not any(_holds(sentence, [t]) for t in terms):
+            break
+        kept.append(sentence)
+    return kept
 
 
 def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRanker
@@ -301,7 +307,7 @@ def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRan
     if not ranked:
         return refusal("the passages hold no sentences", sources, kind="procedure")
     best = ranked[0]
-    steps = _steps(sources[best.number - 1].chunk.text, best.position)
+    steps = _steps(sources[best.number - 1].chunk.text, best.position, question.terms)
     if not steps:
         steps = [best.text]
     lines = [step if re.match(r"^\s*(?:step\s*)?\d{1,2}[.):]\s", step, re.I) else f"- {step}"
