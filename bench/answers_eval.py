@@ -78,7 +78,7 @@ def open_rag(docs: Path, db_path: Path, llm: str, *, grounded: bool = True,
     knowledge_base = ingest_folder(docs, db_path, embedder=DEFAULT_EMBEDDER)
     ingest_seconds = time.perf_counter() - started
     rag = NaiveRag(knowledge_base, model if model is not None else make_model(llm),
-                   search=SearchOptions(mode="hybrid", top_k=3), grounded=grounded)
+                   search=SearchOptions(mode="hybrid", top_k=5), grounded=grounded)
     return rag, knowledge_base, ingest_seconds
 
 

@@ -9,7 +9,7 @@ Each source is a folder of bench/qa/ with a questions.jsonl and its documents
 and ``test`` (the new documents; see bench/qa/README.md). Each source's documents
 go into their own scratch SQLite knowledge base (as ``ragloom ingest`` does), and
 its questions of the chosen split are asked the way ``ragloom ask`` does (hybrid
-search, top 3). Prints a table per source and one per kind, and writes
+search, top 5). Prints a table per source and one per kind, and writes
 bench/results/qa_eval_<split>.json (not with --limit or --no-save).
 
 The default split is ``dev``. The ``test`` split is locked: run it only for the
