@@ -6,7 +6,7 @@
 Ingests bench/answers/docs/ (11 documents: policies, a manual, FAQs, CSV, XLSX, PDF,
 PPTX, DOCX) into a scratch knowledge base with the default embedder, then asks the
 72 questions of bench/answers/questions.jsonl (60 answerable, 12 not) the way
-`ragloom ask` does (hybrid search, top 3 passages). ``before`` is the pipeline as
+`ragloom ask` does (hybrid search, top 5 passages). ``before`` is the pipeline as
 it was before grounding (whole passages, free generation: ``NaiveRag(grounded=False)``),
 ``after`` the default. Prints a table per split (``dev`` was used for tuning,
 ``test`` was not) and merges the results into bench/results/answers_eval.json.
@@ -73,7 +73,7 @@ def kind_table(title: str, by_kind: dict[str, dict[str, Any]]) -> str:
 def open_rag(docs: Path, db_path: Path, llm: str, *, grounded: bool = True,
              model: Any = None) -> tuple[NaiveRag, Any, float]:
     """Ingest ``docs`` into the SQLite file ``db_path`` and build the `ragloom ask`
-    pipeline (hybrid search, top 3): (rag, knowledge base, ingest seconds)."""
+    pipeline (hybrid search, top 5): (rag, knowledge base, ingest seconds)."""
     started = time.perf_counter()
     knowledge_base = ingest_folder(docs, db_path, embedder=DEFAULT_EMBEDDER)
     ingest_seconds = time.perf_counter() - started
