@@ -106,6 +106,10 @@ def serve_command(
         "--job-lease", min=0.5, help="With --db postgresql://...: seconds a replica's claim "
         "on an ingestion job holds without its heartbeat (then another replica takes it).")
     ] = 30.0,
+    max_open_collections: Annotated[int, typer.Option(
+        "--max-open-collections", min=1, help="Knowledge bases and vector stores kept open "
+        "at once (in-memory indexes, connection pools); the least recently used are closed "
+        "above it and reopen on use.")] = 64,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -132,6 +136,7 @@ def serve_command(
             host=host, port=port,
             db=Path(side_path(db) if database_url else resolve_db(db)),
             database_url=database_url, job_lease_seconds=job_lease,
+            max_open_collections=max_open_collections,
             embedder=str(resolved.embedder),
             llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
             log_format=log_format,  # type: ignore[arg-type]

@@ -191,6 +191,7 @@ class PgVectorStore(ServerStore):
                "WHERE name = %s" + (" FOR UPDATE" if lock else ""))
         row = conn.execute(sql, (self.name,)).fetchone()
         if row is None and create:
+            self._refuse_dropped()
             conn.execute(
                 "INSERT INTO ragloom_collections (name, metric, index_kind) VALUES (%s, %s, %s) "
                 "ON CONFLICT (name) DO NOTHING",
@@ -340,7 +341,9 @@ class PgVectorStore(ServerStore):
         return CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
 
     def drop_collection(self) -> bool:
-        """Delete this collection and everything in it; False if it did not exist."""
+        """Delete this collection and everything in it; False if it did not exist.
+        Later writes through this object raise CollectionDroppedError."""
+        self._dropped = True
         with self._conn() as conn, conn.transaction():
             collection = self._collection(conn, create=False, lock=True)
             if collection is None:

@@ -49,7 +49,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
 
         deps = deps_from_state(deps.state)
     db = MetaDB(deps.db_path)
-    collections = VectorStoreCollections(deps.vector_file, deps.embedder)
+    collections = VectorStoreCollections(deps.vector_file, deps.embedder, handles=deps.handles)
     ingestor = VectorStoreIngestor(db, collections, lease_seconds=deps.lease_seconds)
     purger = FilePurger(db, collections)
     @asynccontextmanager
