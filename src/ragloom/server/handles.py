@@ -36,7 +36,7 @@ class HandleCache:
         self.limit = limit
         self._handles: OrderedDict[str, Any] = OrderedDict()
         self._databases: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # factories ask for the shared databases
         #: How many handles were closed to keep under the limit (for tests, metrics).
         self.evictions = 0
 
