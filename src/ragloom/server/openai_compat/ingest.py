@@ -324,11 +324,11 @@ class VectorStoreIngestor:
                 conn.execute("UPDATE oai_vs_files SET lease_owner = NULL, lease_until = NULL "
                              "WHERE vs_id = ? AND file_id = ?", (vs_id, file_id))
         if not changed and code is None:
-            # Cancelled or detached meanwhile: its chunks must not stay searchable. A
-            # later run waiting (attached again) replaces them itself.
+            # Cancelled, detached or attached again (a later run, new attributes) meanwhile:
+            # this run's chunks must not stay searchable; a later run stores its own
+            # (an unchanged document would otherwise be kept with the old attributes).
             linked = self.db.row("SELECT 1 FROM oai_vs_files WHERE vs_id = ? AND file_id = ?"
-                                 " AND status IN ('completed', 'in_progress')",
-                                 (vs_id, file_id))
+                                 " AND status = 'completed'", (vs_id, file_id))
             alive = self.db.row("SELECT 1 FROM oai_vector_stores WHERE id = ?", (vs_id,))
             if linked is None and alive is not None:  # a deleted store took its chunks
                 self.collections.delete_file(vs_id, file_id)
