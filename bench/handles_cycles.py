@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 import psutil
+
 from _serving import free_port, wait_ready
 
 HERE = Path(__file__).resolve().parent

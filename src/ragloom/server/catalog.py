@@ -268,7 +268,8 @@ class Catalog:
         if self.store_url is not None:
             from ragloom.stores.factory import open_store
 
-            return open_store(self.store_url, collection=record.collection)
+            return open_store(self.store_url, collection=record.collection,
+                              database=self.handles.pg_database(self.store_url))
         from ragloom.stores.sqlite import SqliteVectorStore
 
         return SqliteVectorStore(self.store_path, collection=record.collection,

@@ -6,7 +6,9 @@ vectors and keyword index) and, through it, a connection or a pool. Store views 
 one SQLite file share one :class:`~ragloom.stores.sqlite_connection.SqliteDatabase`
 (one connection for every collection in the file), so file descriptors do not grow
 with the number of collections; the bound here limits the memory their indexes
-take and, on PostgreSQL and Milvus, the pools. Above ``limit`` the least recently
+take. On PostgreSQL the views share one pool per database
+(:class:`~ragloom.stores.pgvector_pool.PgDatabase`); on Milvus each holds a
+client. Above ``limit`` the least recently
 used handle is closed (:class:`~ragloom.protocols.CollectionHandle`); it reopens on
 its next use.
 """
@@ -82,6 +84,18 @@ class HandleCache:
             database = self._databases.get(key)
             if database is None:
                 database = self._databases[key] = SqliteDatabase(key)
+            return database
+
+    def pg_database(self, url: str) -> Any:
+        """The one shared connection pool of a PostgreSQL database (made on first use)."""
+        from ragloom.stores.factory import parse_location
+        from ragloom.stores.pgvector_pool import PgDatabase
+
+        dsn = parse_location(url).target
+        with self._lock:
+            database = self._databases.get(dsn)
+            if database is None:
+                database = self._databases[dsn] = PgDatabase(dsn)
             return database
 
     def close(self) -> None:

@@ -35,7 +35,8 @@ class VectorStoreCollections:
         if self.path.startswith(("postgresql:", "postgres:")):
             from ragloom.stores.factory import open_store
 
-            return open_store(self.path, collection=self.key(vs_id))
+            return open_store(self.path, collection=self.key(vs_id),
+                              database=self.handles.pg_database(self.path))
         return SqliteVectorStore(self.path, collection=self.key(vs_id),
                                  database=self.handles.sqlite_database(self.path))
 
