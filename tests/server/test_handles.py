@@ -37,7 +37,7 @@ LIMIT = 24
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     server = start_server(tmp_path_factory.mktemp("handles") / "kb" / "ragloom.db",
-                          max_open_collections=LIMIT)
+                          max_open_collections=LIMIT, rate_limit=0)
     yield server
     server.stop()
 
