@@ -69,7 +69,7 @@ def main() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "ragloom", "serve", "--port", str(port), "--db",
          str(folder / "kb"), "--embedder", "fake:hashing-64", "--llm", "fake:echo",
-         "--max-open-collections", str(args.max_open_collections)],
+         "--max-open-collections", str(args.max_open_collections), "--rate-limit", "0"],
         stdout=log, stderr=subprocess.STDOUT)
     samples: list[dict[str, Any]] = []
     try:
