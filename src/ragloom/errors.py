@@ -17,7 +17,8 @@ catch one type. Messages say what was wrong and what to do about it.
     │   ├── EmbedderMismatchError   the knowledge base was built with another embedding model
     │   ├── UnsupportedEmbeddingError  the store cannot hold this kind of embedding
     │   └── NotFoundError           a knowledge base, document or chunk does not exist
-    │       └── KnowledgeBaseNotFoundError
+    │       ├── KnowledgeBaseNotFoundError
+    │       └── CollectionDroppedError  a write reached a collection that was deleted
     └── ProviderError               an embedding or language model provider failed
         ├── AuthenticationError     the key was missing or refused (never includes the key)
         ├── RateLimitError          too many requests; ``retry_after`` seconds when known
@@ -94,6 +95,11 @@ class NotFoundError(StoreError):
 
 class KnowledgeBaseNotFoundError(NotFoundError):
     """No knowledge base of that name exists in the store."""
+
+
+class CollectionDroppedError(NotFoundError):
+    """A write reached a collection (knowledge base, vector store) that was deleted:
+    stores never create a dropped collection again behind the caller's back."""
 
 
 class ProviderError(RagError):

@@ -184,6 +184,24 @@ class CollectionStats:
 
 
 @runtime_checkable
+class CollectionHandle(Protocol):
+    """An open collection a server keeps: what the handle cache needs of it.
+
+    ``drop`` deletes the collection and everything in it (False when there was none;
+    later writes through this handle raise
+    :class:`~ragloom.errors.CollectionDroppedError` instead of creating it again),
+    ``stats`` sizes it, ``close`` frees what it holds (connection, pool, in-memory
+    indexes); a closed handle reopens on its next use.
+    """
+
+    def drop(self) -> bool: ...
+
+    def stats(self) -> CollectionStats: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class DocumentIndex(Protocol):
     """Document bookkeeping a knowledge base needs: one record per source."""
 

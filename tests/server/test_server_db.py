@@ -178,7 +178,7 @@ def test_a_replica_closes_its_handle_of_a_knowledge_base_another_one_deleted(
         assert here.find(TENANT, record.id) is None  # read through: gone at once
         other = here.create(TENANT, "kept")
         here.open(other)  # any open prunes what others deleted
-        assert record.id not in here._open and other.id in here._open
+        assert record.id not in here.handles and other.id in here.handles
         assert handle.store._pool is None  # type: ignore[attr-defined]
     finally:
         here.close()

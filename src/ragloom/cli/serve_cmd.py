@@ -113,6 +113,10 @@ def serve_command(
     cache_mb: Annotated[float | None, typer.Option(
         "--cache-mb", min=0.001, help="Largest size of each cache, all tenants together, "
         "in MB [default: [server] cache_mb or 64]", show_default=False)] = None,
+    max_open_collections: Annotated[int, typer.Option(
+        "--max-open-collections", min=1, help="Knowledge bases and vector stores kept open "
+        "at once (in-memory indexes, connection pools); the least recently used are closed "
+        "above it and reopen on use.")] = 64,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -139,6 +143,7 @@ def serve_command(
             host=host, port=port,
             db=Path(side_path(db) if database_url else resolve_db(db)),
             database_url=database_url, job_lease_seconds=job_lease,
+            max_open_collections=max_open_collections,
             embedder=str(resolved.embedder),
             llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
             log_format=log_format,  # type: ignore[arg-type]

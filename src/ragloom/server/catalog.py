@@ -13,16 +13,24 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragloom.errors import ConfigurationError
 from ragloom.knowledge_base import VectorKnowledgeBase, default_chunker
-from ragloom.protocols import Chunker, EmbeddingProvider, ModelProvider, TokenCounter
+from ragloom.protocols import (
+    Chunker,
+    CollectionHandle,
+    EmbeddingProvider,
+    ModelProvider,
+    TokenCounter,
+)
 from ragloom.server.auth import Tenant
 from ragloom.server.db import ServerDatabase, new_id, now
 from ragloom.server.errors import ApiError, bad_request, not_found
+from ragloom.server.handles import DEFAULT_MAX_OPEN, HandleCache, close_handle
 from ragloom.server.policy import ModelPolicy
 
 _COLUMNS = "id, tenant_id, name, collection, embedder, chunking, metadata, created"
@@ -146,23 +154,29 @@ def check_chunking(chunking: dict[str, Any]) -> None:
 class Catalog:
     """The knowledge bases of every tenant; each lookup is scoped to one tenant.
 
-    On PostgreSQL (replicas) another process may delete a knowledge base this one has
-    open: records are always read from the database, so it is a 404 here at once, and
-    every ``prune_seconds`` the handles of deleted ones are closed (each holds a
-    connection pool).
+    Open knowledge bases live in :attr:`handles` (least recently used closed above
+    ``max_open``; they reopen on use). On PostgreSQL (replicas) another process may
+    delete a knowledge base this one has open: records are always read from the
+    database, so it is a 404 here at once, and every ``prune_seconds`` the handles of
+    deleted ones are closed (each holds a connection pool).
     """
 
     prune_seconds = 30.0
 
     def __init__(self, db: ServerDatabase, store_path: Path, models: SharedModels, *,
-                 store_url: str | None = None, policy: ModelPolicy | None = None) -> None:
+                 store_url: str | None = None, policy: ModelPolicy | None = None,
+                 max_open: int = DEFAULT_MAX_OPEN) -> None:
         self.db = db
         self.policy = policy
         self.store_path = store_path
         self.store_url = store_url  # a PostgreSQL URL: PgVectorStore collections there
         self.models = models
-        self._open: dict[str, VectorKnowledgeBase] = {}
-        self._lock = threading.Lock()
+        #: Every open collection of the server (knowledge bases here, vector stores of
+        #: /v1 under "vs:..."), at most ``max_open``; see :mod:`ragloom.server.handles`.
+        self.handles = HandleCache(max_open)
+        #: Called with a knowledge base's id after its record is deleted and before its
+        #: collection is dropped (the job worker cancels and drains its jobs).
+        self.before_drop: list[Callable[[str], object]] = []
         self._pruned = time.monotonic()
 
     # ------------------------------------------------------------------ records
@@ -227,77 +241,87 @@ class Catalog:
         return [KbRecord.from_row(r) for r in rows]
 
     def delete(self, tenant: Tenant, ident: str) -> KbRecord:
+        """Delete a knowledge base so that it stays deleted: its record first (the
+        worker and new requests no longer find it), then its jobs cancelled and drained
+        (:attr:`before_drop`: the ingestion worker lets go of it, uploads removed),
+        then its chunks and sidecar dropped and its handle closed."""
         record = self.get(tenant, ident)
-        knowledge_base = self.open(record)
-        knowledge_base.store.drop_collection()  # type: ignore[attr-defined]
-        with self._lock:
-            self._open.pop(record.id, None)
-        if self.store_url is not None:  # a PostgreSQL store holds a connection pool
-            close = getattr(knowledge_base.store, "close", None)
-            if callable(close):
-                close()
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM knowledge_bases WHERE id = ?", (record.id,))
-            conn.execute("UPDATE jobs SET status = 'cancelled', updated = ? "
+            conn.execute("UPDATE jobs SET status = 'cancelled', reason = 'cancelled', "
+                         "message = 'the knowledge base was deleted', updated = ? "
                          "WHERE kb_id = ? AND status = 'in_progress'", (now(), record.id))
+        for hook in self.before_drop:
+            hook(record.id)
+        handle = self.handles.pop(record.id)
+        store: Any = handle.store if handle is not None else self._open_store(record)
+        try:
+            if isinstance(store, CollectionHandle):
+                store.drop()
+        finally:
+            if isinstance(store, CollectionHandle):
+                store.close()
         return record
 
     # ------------------------------------------------------------------ handles
+    def _open_store(self, record: KbRecord) -> Any:
+        if self.store_url is not None:
+            from ragloom.stores.factory import open_store
+
+            return open_store(self.store_url, collection=record.collection,
+                              database=self.handles.pg_database(self.store_url))
+        from ragloom.stores.sqlite import SqliteVectorStore
+
+        return SqliteVectorStore(self.store_path, collection=record.collection,
+                                 database=self.handles.sqlite_database(self.store_path))
+
+    def _make(self, record: KbRecord) -> VectorKnowledgeBase:
+        from ragloom.stores.sqlite import SqliteVectorStore
+
+        embedder = self.models.embedder(record.embedder)
+        store = self._open_store(record)
+        knowledge_base = VectorKnowledgeBase(
+            store, embedder, make_chunker(record.chunking, embedder), name=record.name)
+        if isinstance(store, SqliteVectorStore):
+            from ragloom.graph import graph_step
+
+            # Graph extraction as the knowledge base's saved setting says
+            # (PUT .../graph); the graph lives in the SQLite store's file.
+            knowledge_base.graph = graph_step(store, model=self.models.model)
+        return knowledge_base
+
     def open(self, record: KbRecord) -> VectorKnowledgeBase:
-        """The shared, open knowledge base of a record (the store file opens lazily)."""
+        """The shared, open knowledge base of a record (the store file opens lazily);
+        the least recently used ones above :attr:`max_open` are closed."""
         self._prune_deleted()
-        with self._lock:
-            knowledge_base = self._open.get(record.id)
-            if knowledge_base is None:
-                from ragloom.stores.sqlite import SqliteVectorStore
+        knowledge_base: VectorKnowledgeBase = self.handles.get(
+            record.id, lambda: self._make(record))
+        return knowledge_base
 
-                embedder = self.models.embedder(record.embedder)
-                store: Any
-                if self.store_url is not None:
-                    from ragloom.stores.factory import open_store
-
-                    store = open_store(self.store_url, collection=record.collection)
-                else:
-                    store = SqliteVectorStore(self.store_path, collection=record.collection)
-                knowledge_base = VectorKnowledgeBase(
-                    store, embedder, make_chunker(record.chunking, embedder), name=record.name)
-                if isinstance(store, SqliteVectorStore):
-                    from ragloom.graph import graph_step
-
-                    # Graph extraction as the knowledge base's saved setting says
-                    # (PUT .../graph); the graph lives in the SQLite store's file.
-                    knowledge_base.graph = graph_step(store, model=self.models.model)
-                self._open[record.id] = knowledge_base
-            return knowledge_base
+    @property
+    def max_open(self) -> int:
+        return self.handles.limit
 
     def _prune_deleted(self) -> None:
         if self.store_url is None or time.monotonic() - self._pruned < self.prune_seconds:
             return
         self._pruned = time.monotonic()
-        with self._lock:
-            ids = list(self._open)
+        ids = [key for key in self.handles.names() if not key.startswith("vs:")]
         if not ids:
             return
         marks = ", ".join("?" * len(ids))
         alive = {row[0] for row in self.db.all(
             f"SELECT id FROM knowledge_bases WHERE id IN ({marks})", ids)}
         for kb_id in set(ids) - alive:
-            with self._lock:
-                knowledge_base = self._open.pop(kb_id, None)
-            close = getattr(knowledge_base.store, "close", None) if knowledge_base else None
-            if callable(close):
-                close()
+            close_handle(self.handles.pop(kb_id))
 
     def counts(self, record: KbRecord) -> tuple[int, int]:
         """(documents, chunks) of a knowledge base."""
-        store: Any = self.open(record).store
+        store = self.open(record).store
+        if not isinstance(store, CollectionHandle):
+            raise TypeError(f"{type(store).__name__} has no stats()")
         stats = store.stats()
         return int(stats.document_count), int(stats.chunk_count)
 
     def close(self) -> None:
-        with self._lock:
-            for knowledge_base in self._open.values():
-                close = getattr(knowledge_base.store, "close", None)
-                if callable(close):
-                    close()
-            self._open.clear()
+        self.handles.close()

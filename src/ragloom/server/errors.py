@@ -72,6 +72,7 @@ _PROVIDER = "provider_error"
 #: error's MRO is walked). Every class of :mod:`ragloom.errors` has its own row.
 RAG_ERRORS: dict[type[RagError], ErrorKind] = {
     errors.KnowledgeBaseNotFoundError: ErrorKind(404, "not_found_error", "not_found"),
+    errors.CollectionDroppedError: ErrorKind(404, "not_found_error", "collection_deleted"),
     errors.NotFoundError: ErrorKind(404, "not_found_error", "not_found"),
     errors.EmbedderMismatchError: ErrorKind(409, _BAD, "embedder_mismatch"),
     errors.DimensionMismatchError: ErrorKind(409, _BAD, "dimension_mismatch"),

@@ -38,12 +38,13 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragloom.errors import RagError
+from ragloom.errors import CollectionDroppedError, RagError
 from ragloom.ingestion.report import IngestEvent
 from ragloom.server.auth import Tenant
 from ragloom.server.catalog import Catalog, KbRecord
@@ -278,6 +279,25 @@ class JobQueue:
                 shutil.rmtree(Path(job.payload["path"]).parent, ignore_errors=True)
 
 
+    def discard_cancelled(self, kb_id: str) -> int:
+        """Remove the uploads of a knowledge base's cancelled jobs (its folder on disk
+        or its bytes in the database); returns how many jobs had some."""
+        rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE kb_id = ? AND "
+                           "status = 'cancelled'", (kb_id,))
+        jobs = [Job.from_row(r) for r in rows]
+        with self.db.transaction() as conn:
+            conn.executemany("DELETE FROM job_files WHERE job_id = ?",
+                             [(job.id,) for job in jobs if job.payload.get("stored")])
+        removed = 0
+        for job in jobs:
+            if job.payload.get("owned") and job.payload.get("path"):
+                folder = Path(job.payload["path"]).parent
+                if folder.exists():
+                    shutil.rmtree(folder, ignore_errors=True)
+                    removed += 1
+        return removed
+
+
 def unexpected_reason(exc: BaseException) -> str:
     """What a job that failed unexpectedly tells its client: the kind of failure,
     never a path, SQL text or traceback (those go to the log)."""
@@ -313,6 +333,10 @@ class JobWorker:
         self._thread: threading.Thread | None = None
         self._parser: Any = None
         self.busy = False
+        #: The knowledge base whose jobs run now, and those being deleted.
+        self.current_kb: str | None = None
+        self._cancelled: set[str] = set()
+        self._cancel_lock = threading.Lock()
 
     def start(self) -> None:
         if not self.queue.files_in_database:  # the only server on this database
@@ -338,6 +362,29 @@ class JobWorker:
                 self.queue.renew_leases()
             except Exception:  # a missed beat only shortens the lease
                 log.exception("cannot renew the job leases")
+
+    def cancel_kb(self, kb_id: str, timeout: float = 30.0) -> bool:
+        """For a knowledge base being deleted (its jobs already marked cancelled): stop
+        its running group, wait until the worker let go of it, remove its uploads.
+        False when the worker still held it after ``timeout`` seconds."""
+        with self._cancel_lock:
+            self._cancelled.add(kb_id)
+        try:
+            deadline = time.monotonic() + timeout
+            while self.current_kb == kb_id and time.monotonic() < deadline:
+                time.sleep(0.02)
+            drained = self.current_kb != kb_id
+        finally:
+            with self._cancel_lock:
+                self._cancelled.discard(kb_id)
+        self.queue.discard_cancelled(kb_id)
+        return drained
+
+    def _check_cancelled(self, kb_id: str) -> None:
+        with self._cancel_lock:
+            cancelled = kb_id in self._cancelled
+        if cancelled:
+            raise CollectionDroppedError(f"knowledge base {kb_id} was deleted")
 
     def alive(self) -> bool:
         """Whether the worker thread runs (``/ready`` answers 503 once it does not)."""
@@ -458,7 +505,19 @@ class JobWorker:
         return self._rebuild(job, results, {"url": job.payload.get("url")})
 
     def run_group(self, jobs: Sequence[Job]) -> None:
-        """Ingest a group of jobs of one knowledge base and record how each ended."""
+        """Ingest a group of jobs of one knowledge base and record how each ended; a
+        knowledge base deleted meanwhile stops it (its jobs failed with the reason,
+        unless the delete cancelled them already)."""
+        self.current_kb = jobs[0].kb_id
+        try:
+            self._run_group(jobs)
+        except CollectionDroppedError as exc:
+            self.queue.finish([(j, "failed", "collection_deleted", str(exc), {})
+                               for j in jobs])
+        finally:
+            self.current_kb = None
+
+    def _run_group(self, jobs: Sequence[Job]) -> None:
         record = self.catalog.by_id(jobs[0].kb_id)
         if record is None:
             self.queue.finish([(j, "cancelled", None, "the knowledge base was deleted", {})
@@ -490,6 +549,7 @@ class JobWorker:
         ids = {d.source: d.id for d in documents}
 
         def progress(event: IngestEvent) -> None:
+            self._check_cancelled(record.id)
             job = by_source.get(event.source)
             if job is None or event.outcome == "skipped":
                 return
@@ -500,6 +560,7 @@ class JobWorker:
             if self.on_write is not None:
                 self.on_write(knowledge_base.store)
 
+        self._check_cancelled(record.id)
         if documents:
             # Split on a reader thread and store while the next batch embeds.
             try:

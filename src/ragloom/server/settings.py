@@ -62,6 +62,9 @@ class ServerSettings:
     warm_models: bool = True
     database_url: str | None = None
     job_lease_seconds: float = 30.0
+    #: Knowledge bases and vector stores kept open at once (their in-memory indexes,
+    #: pools); the least recently used are closed above it and reopen on use.
+    max_open_collections: int = 64
     #: OpenTelemetry traces (see ragloom.tracing): on, exported with ``otel_exporter``
     #: (auto: OTLP when installed); ``otel_record_results`` adds document ids and scores
     #: to retrieval spans. Off, the ``OTEL_*`` environment may still turn them on.
@@ -90,6 +93,8 @@ class ServerSettings:
         if self.cache_entries < 0 or self.cache_bytes < 1:
             raise ConfigurationError("cache_entries is 0 (caches off) or more, cache_bytes "
                                      "positive")
+        if self.max_open_collections < 1:
+            raise ConfigurationError("max_open_collections must be at least 1")
         if self.job_lease_seconds <= 0:
             raise ConfigurationError("job_lease_seconds must be positive")
         if self.database_url is not None:

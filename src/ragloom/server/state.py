@@ -112,7 +112,7 @@ class ServerState:
         keys = KeyStore(db)
         models = SharedModels(settings.embedder, settings.llm, settings.fallback_llm, config)
         catalog = Catalog(db, settings.db, models, store_url=settings.database_url,
-                          policy=policy)
+                          policy=policy, max_open=settings.max_open_collections)
         jobs = JobQueue(db, settings.files_dir, lease_seconds=settings.job_lease_seconds)
         metrics = Metrics()
         # Replicas: another process's writes would not move this one's generations.
@@ -123,6 +123,7 @@ class ServerState:
         worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
                            on_finish=lambda status: metrics.jobs_finished.labels(status).inc(),
                            on_write=caches.changed)
+        catalog.before_drop.append(worker.cancel_kb)
         metrics.jobs_pending.set_function(lambda: float(jobs.pending_count()))
         return cls(settings=settings, db=db, keys=keys,
                    auth=Authenticator(keys, rate_limit=settings.rate_limit,

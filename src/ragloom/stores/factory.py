@@ -125,8 +125,12 @@ def parse_location(value: str | os.PathLike[str]) -> StoreLocation:
 
 
 def open_store(location: StoreLocation | str, collection: str = "default",
-               metric: str | None = None) -> Any:
-    """A store object for one knowledge base; connects lazily (on first use)."""
+               metric: str | None = None, *, database: Any = None) -> Any:
+    """A store object for one knowledge base; connects lazily (on first use).
+
+    ``database``: a :class:`~ragloom.stores.sqlite_connection.SqliteDatabase` or
+    :class:`~ragloom.stores.pgvector_pool.PgDatabase` of the same place, shared with
+    other collections' stores (one connection or pool for all of them)."""
     where = location if isinstance(location, StoreLocation) else parse_location(location)
     chosen: Any = metric or where.options.get("metric")
     index: Any = where.options.get("index", "exact")
@@ -134,13 +138,15 @@ def open_store(location: StoreLocation | str, collection: str = "default",
         from ragloom.stores.sqlite import SqliteVectorStore
 
         Path(where.target).parent.mkdir(parents=True, exist_ok=True)
-        return SqliteVectorStore(where.target, collection=collection, metric=chosen)
+        return SqliteVectorStore(where.target, collection=collection, metric=chosen,
+                                 database=database)
     if index not in ("exact", "hnsw"):
         raise ConfigurationError(f"unknown index {index!r} in the database URL; use exact or hnsw")
     if where.kind == "postgresql":
         from ragloom.stores.pgvector import PgVectorStore
 
-        return PgVectorStore(where.target, collection=collection, metric=chosen, index=index)
+        return PgVectorStore(where.target, collection=collection, metric=chosen, index=index,
+                             database=database)
     from ragloom.stores.milvus import MilvusStore
 
     return MilvusStore(where.target, collection=collection, metric=chosen, index=index,

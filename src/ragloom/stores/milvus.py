@@ -110,6 +110,7 @@ class MilvusStore(ServerStore):
     def add(self, entries: Sequence[VectorEntry]) -> None:
         """Insert or replace entries (upsert by chunk id)."""
         if entries:
+            self._refuse_dropped()
             self._info()
             self._writer.add(entries)
 
@@ -134,6 +135,7 @@ class MilvusStore(ServerStore):
         self, items: Sequence[tuple[Document, Sequence[VectorEntry]]], *, settings: str = ""
     ) -> None:
         """:meth:`replace_document` for several documents with the calls of one."""
+        self._refuse_dropped()
         self._info()
         self._writer.replace_documents(items, settings)
 
@@ -149,13 +151,16 @@ class MilvusStore(ServerStore):
                                             dimension)
                 if bound is not None:
                     return bound
+            self._refuse_dropped()
             info = self._db.ensure(dimension, self._metric_arg or "cosine")
             self._db.save_info({**info, "embedder": embedder})
             return CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
 
     def drop_collection(self) -> bool:
-        """Delete this knowledge base and everything in it; False if it did not exist."""
+        """Delete this knowledge base and everything in it; False if it did not exist.
+        Later writes through this object raise CollectionDroppedError."""
         with self._lock:
+            self._dropped = True
             return self._db.drop()
 
     # ---------------------------------------------------------------- reading

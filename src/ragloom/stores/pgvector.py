@@ -43,6 +43,7 @@ from ragloom.protocols import CollectionInfo, CollectionStats, StoredDocument
 from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import Metric
 from ragloom.stores.memory import dense_values
+from ragloom.stores.pgvector_pool import PgDatabase
 from ragloom.stores.pgvector_sql import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
@@ -111,39 +112,46 @@ class PgVectorStore(ServerStore):
         ef_construction: int = 64,
         ef_search: int = 100,
         pool_size: int = 4,
+        database: PgDatabase | None = None,
     ) -> None:
         super().__init__(collection, metric, index, (m, ef_construction, ef_search))
         self.dsn = dsn
         self._pool_size = pool_size
         self._pool: Any = None
+        #: A pool shared with other views of the same database (see pgvector_pool).
+        self._database = database
 
     # ---------------------------------------------------------------- connection
     def _disconnect(self) -> None:
-        if self._pool is not None:
+        if self._pool is not None and self._database is None:
             self._pool.close()
-            self._pool = None
+        self._pool = None
 
     def _connect(self) -> Any:
         with self._lock:
-            if self._pool is not None:
-                return self._pool
-            psycopg, psycopg_pool = _psycopg()
-            # Autocommit: a lone read is one round trip (no BEGIN, no ROLLBACK when the
-            # connection goes back to the pool); writes open transactions explicitly.
-            pool = psycopg_pool.ConnectionPool(
-                self.dsn, min_size=1, max_size=self._pool_size, open=False,
-                kwargs={"autocommit": True})
-            try:
-                pool.open(wait=True, timeout=30.0)
-                with pool.connection() as conn:
-                    self._ensure_schema(conn)
-            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-                pool.close()
-                raise StoreError(f"cannot use the PostgreSQL store at {self._where()}: {exc}. "
-                                 "Check the URL, that the server runs and that the pgvector "
-                                 "extension is installed.") from exc
-            self._pool = pool
-            return pool
+            if self._pool is None:
+                self._pool = (self._open_pool(self._pool_size) if self._database is None
+                              else self._database.pool(self._open_pool))
+            return self._pool
+
+    def _open_pool(self, size: int) -> Any:
+        """A new pool of at most ``size`` connections, the schema made current."""
+        psycopg, psycopg_pool = _psycopg()
+        # Autocommit: a lone read is one round trip (no BEGIN, no ROLLBACK when the
+        # connection goes back to the pool); writes open transactions explicitly.
+        pool = psycopg_pool.ConnectionPool(
+            self.dsn, min_size=1, max_size=size, open=False,
+            kwargs={"autocommit": True})
+        try:
+            pool.open(wait=True, timeout=30.0)
+            with pool.connection() as conn:
+                self._ensure_schema(conn)
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            pool.close()
+            raise StoreError(f"cannot use the PostgreSQL store at {self._where()}: {exc}. "
+                             "Check the URL, that the server runs and that the pgvector "
+                             "extension is installed.") from exc
+        return pool
 
     def _where(self) -> str:
         """The DSN without its password, for messages."""
@@ -191,6 +199,7 @@ class PgVectorStore(ServerStore):
                "WHERE name = %s" + (" FOR UPDATE" if lock else ""))
         row = conn.execute(sql, (self.name,)).fetchone()
         if row is None and create:
+            self._refuse_dropped()
             conn.execute(
                 "INSERT INTO ragloom_collections (name, metric, index_kind) VALUES (%s, %s, %s) "
                 "ON CONFLICT (name) DO NOTHING",
@@ -340,7 +349,9 @@ class PgVectorStore(ServerStore):
         return CollectionInfo(name=self.name, embedder=embedder, dimension=dimension)
 
     def drop_collection(self) -> bool:
-        """Delete this collection and everything in it; False if it did not exist."""
+        """Delete this collection and everything in it; False if it did not exist.
+        Later writes through this object raise CollectionDroppedError."""
+        self._dropped = True
         with self._conn() as conn, conn.transaction():
             collection = self._collection(conn, create=False, lock=True)
             if collection is None:

@@ -17,7 +17,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ragloom.errors import ConfigurationError, EmbedderMismatchError
+from ragloom.errors import CollectionDroppedError, ConfigurationError, EmbedderMismatchError
 from ragloom.protocols import CollectionInfo, CollectionStats
 from ragloom.scores import cosine_to_score, dot_to_score, euclidean_to_score
 from ragloom.stores.exact import METRICS, Metric
@@ -44,6 +44,8 @@ class ServerStore:
         self.hnsw = (int(m), int(ef_construction), int(ef_search))
         self._metric_arg = metric
         self._lock = threading.RLock()
+        #: Set by :meth:`drop`: a write then raises CollectionDroppedError.
+        self._dropped = False
 
     # ---------------------------------------------------------------- connection
     def _connect(self) -> object:
@@ -62,6 +64,22 @@ class ServerStore:
     def close(self) -> None:
         with self._lock:
             self._disconnect()
+
+    def drop_collection(self) -> bool:
+        raise NotImplementedError
+
+    def drop(self) -> bool:
+        """Delete the collection (:meth:`drop_collection`); later writes through this
+        object raise :class:`~ragloom.errors.CollectionDroppedError`."""
+        with self._lock:
+            self._dropped = True
+            return self.drop_collection()
+
+    def _refuse_dropped(self) -> None:
+        if self._dropped:
+            raise CollectionDroppedError(
+                f"collection {self.name!r} was deleted; it is not created again by a "
+                "write (open a new store object to create it on purpose)")
 
     def __enter__(self: _Self) -> _Self:
         return self.open()

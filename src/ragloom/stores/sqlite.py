@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragloom.errors import (
+    CollectionDroppedError,
     ConfigurationError,
     DimensionMismatchError,
     EmbedderMismatchError,
@@ -69,7 +70,7 @@ from ragloom.stores.document_records import check_document_entries
 from ragloom.stores.exact import METRICS, DenseMatrix, Metric
 from ragloom.stores.memory import dense_values
 from ragloom.stores.sqlite_changes import changes_since, high_water, prune
-from ragloom.stores.sqlite_connection import open_store_file
+from ragloom.stores.sqlite_connection import SqliteDatabase
 from ragloom.stores.sqlite_filters import compile_filters, compile_indexed_filters
 from ragloom.stores.sqlite_keyword import (
     AUTO_KEYWORD_INDEX_AFTER,
@@ -127,7 +128,13 @@ class SqliteVectorStore:
 
     Safe to share between threads (one lock serialises access to the connection).
     The file is opened on first use or by :meth:`open`; :meth:`close` closes it and a
-    later call reopens it.
+    later call reopens it. ``database`` (a :class:`SqliteDatabase` of the same file)
+    makes this store a view sharing that connection and lock with the other views;
+    :meth:`close` then frees only this collection's in-memory indexes.
+
+    After :meth:`drop` (or :meth:`drop_collection`) a write raises
+    :class:`~ragloom.errors.CollectionDroppedError`: the collection is never created
+    again behind the caller's back (a new store object may create it on purpose).
     """
 
     def __init__(
@@ -139,6 +146,7 @@ class SqliteVectorStore:
         keyword_index: KeywordIndexMode = "auto",
         ann: Literal["auto", "off"] = "auto",
         ann_settings: AnnSettings | None = None,
+        database: SqliteDatabase | None = None,
     ) -> None:
         if ann not in ("auto", "off"):
             raise ConfigurationError(f"unknown ann {ann!r}; use 'auto' or 'off'")
@@ -158,7 +166,10 @@ class SqliteVectorStore:
         self.name = collection
         self._metric_arg: Metric | None = metric
         self.keyword_index: KeywordIndexMode = keyword_index
-        self._lock = threading.RLock()
+        self._shared = database is not None
+        self._database = database if database is not None else SqliteDatabase(self.path)
+        self._lock = self._database.lock
+        self._dropped = False
         self._memory = KeywordCopy()  # the in-memory keyword index and its counters
         self._fts = Fts5Ranker()  # FTS5 ranking, with its per-generation count caches
         self._conn: sqlite3.Connection | None = None
@@ -200,9 +211,15 @@ class SqliteVectorStore:
                 # Saved with the generation it matches, so the next process loads it.
                 self._matrix.save()
             if self._conn is not None:
-                self._conn.close()
+                if not self._shared:
+                    self._database.close()
                 self._conn = None
             self._reset_state()
+
+    @property
+    def database(self) -> SqliteDatabase:
+        """The file's shared connection (hand it to other views of the same file)."""
+        return self._database
 
     def __enter__(self) -> SqliteVectorStore:
         return self.open()
@@ -211,8 +228,8 @@ class SqliteVectorStore:
         self.close()
 
     def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn, self._logged = open_store_file(self.path)
+        # Asked each time: another view may have closed and reopened the shared file.
+        self._conn, self._logged = self._database.connect()
         return self._conn
 
     # ---------------------------------------------------------- transactions
@@ -329,6 +346,10 @@ class SqliteVectorStore:
         """The collection's id, creating it (inside the open write transaction) if needed."""
         if self._cid is not None:
             return self._cid
+        if self._dropped or (self._shared and self.name in self._database.dropped):
+            raise CollectionDroppedError(
+                f"collection {self.name!r} was deleted; it is not created again by a "
+                "write (open a new store object to create it on purpose)")
         metric: Metric = self._metric_arg or "cosine"
         cursor = conn.execute(
             "INSERT INTO collections (name, metric, generation, created) VALUES (?, ?, 0, ?)",
@@ -528,16 +549,30 @@ class SqliteVectorStore:
         return CollectionInfo(name=self.name, embedder=self._embedder, dimension=dimension)
 
     def drop_collection(self) -> bool:
-        """Delete this collection and everything in it; False if it did not exist."""
+        """Delete this collection, everything in it and its HNSW sidecar file; False
+        if it did not exist. Later writes through this object raise
+        :class:`~ragloom.errors.CollectionDroppedError`."""
         with self._lock:
+            self._dropped = True
+            if self._shared:
+                self._database.dropped.add(self.name)
             with self._write() as conn:
-                if self._cid is None:
-                    return False
-                for statement in drop_collection_ddl(self._cid):
-                    conn.execute(statement)
-                conn.execute("DELETE FROM collections WHERE id = ?", (self._cid,))
+                existed = self._cid is not None
+                if self._cid is not None:
+                    for statement in drop_collection_ddl(self._cid):
+                        conn.execute(statement)
+                    conn.execute("DELETE FROM collections WHERE id = ?", (self._cid,))
             self._reset_state()
-            return True
+            sidecar = sidecar_path(self.path, self.name)
+            if sidecar is not None:
+                for leftover in (sidecar, *sidecar.parent.glob(f"{sidecar.name}.*")):
+                    with suppress(OSError):
+                        leftover.unlink()
+            return existed
+
+    def drop(self) -> bool:
+        """:meth:`drop_collection` (the :class:`~ragloom.protocols.CollectionHandle` name)."""
+        return self.drop_collection()
 
     # ------------------------------------------------------------- reading
     @contextmanager

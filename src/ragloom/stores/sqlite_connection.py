@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 from ragloom.errors import StoreError
@@ -90,4 +91,43 @@ def _meta_index_current(conn: sqlite3.Connection) -> bool:
     return row is not None and row[0] == sqlite3.sqlite_version
 
 
-__all__ = ["open_store_file"]
+class SqliteDatabase:
+    """One store file shared by many collections: one connection and one lock.
+
+    A server hands each knowledge base (or vector store) a view of it,
+    ``SqliteVectorStore(path, collection, database=db)``, so 300 collections hold one
+    connection (three file descriptors in WAL mode), not 300. The views serialise
+    on :attr:`lock` (a SQLite connection runs one transaction at a time). The file
+    opens on first use; :meth:`close` closes it and the next use reopens it.
+
+    :attr:`dropped` names the collections dropped through any view: a view never
+    creates one of them again (a write raises
+    :class:`~ragloom.errors.CollectionDroppedError`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        self.lock = threading.RLock()
+        self.dropped: set[str] = set()
+        self._conn: sqlite3.Connection | None = None
+        self._logged = False
+
+    def connect(self) -> tuple[sqlite3.Connection, bool]:
+        """The open connection (opened now if needed) and whether it has the change log."""
+        with self.lock:
+            if self._conn is None:
+                self._conn, self._logged = open_store_file(self.path)
+            return self._conn, self._logged
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
+
+    def close(self) -> None:
+        with self.lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+__all__ = ["SqliteDatabase", "open_store_file"]

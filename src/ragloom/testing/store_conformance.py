@@ -42,6 +42,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragloom.errors import (
+    CollectionDroppedError,
     DimensionMismatchError,
     EmbedderMismatchError,
     UnsupportedEmbeddingError,
@@ -55,7 +56,13 @@ from ragloom.filters import (
     parse_filters,
 )
 from ragloom.lexical.tokenize import tokenize
-from ragloom.protocols import DocumentIndex, EmbeddingReadable, KeywordSearchable, VectorStore
+from ragloom.protocols import (
+    CollectionHandle,
+    DocumentIndex,
+    EmbeddingReadable,
+    KeywordSearchable,
+    VectorStore,
+)
 from ragloom.retrieval.options import SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.stores.bm25 import BM25Index
@@ -551,6 +558,31 @@ class StoreConformance:
         assert store.delete_documents([]) == 0
         if isinstance(store, KeywordSearchable):
             assert store.keyword_query("one two") == []
+
+    def test_a_dropped_collection_is_not_created_again_by_a_write(
+            self, make_store: StoreFactory) -> None:
+        """:class:`CollectionHandle`: drop, stats, close; a write after drop raises
+        CollectionDroppedError (never recreates the collection); close, then reopen."""
+        store = make_store("cosine")
+        is_handle = isinstance(store, CollectionHandle)
+        if not is_handle:
+            pytest.skip("this store is not a CollectionHandle")
+        rng = np.random.default_rng(3)
+        doc, entries = document_entries("a.txt", ["one", "two"], rng)
+        store.bind_embedder("fake:test", 8)
+        store.replace_document(doc, entries)
+        assert (store.stats().document_count, store.stats().chunk_count) == (1, 2)
+        store.close()
+        assert store.count() == 2  # a closed handle reopens on use
+        assert store.drop() is True
+        assert store.count() == 0
+        with pytest.raises(CollectionDroppedError):
+            store.replace_document(doc, entries)
+        with pytest.raises(CollectionDroppedError):
+            store.add(entries)
+        assert store.count() == 0
+        assert store.drop() is False
+        store.close()
 
     def test_concurrent_writers(self, make_store: StoreFactory) -> None:
         store = make_store("cosine")

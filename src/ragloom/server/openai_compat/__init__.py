@@ -50,7 +50,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         deps = deps_from_state(deps.state)
     db = MetaDB(deps.db_path)
     collections = VectorStoreCollections(
-        deps.vector_file, deps.embedder,
+        deps.vector_file, deps.embedder, handles=deps.handles,
         on_write=deps.caches.changed if deps.caches is not None else None)
     ingestor = VectorStoreIngestor(db, collections, lease_seconds=deps.lease_seconds)
     purger = FilePurger(db, collections)

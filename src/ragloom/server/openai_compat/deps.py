@@ -59,6 +59,9 @@ class OpenAIDeps:
     #: Models besides ``model`` a tenant (by id) may name, and each one by name.
     allowed_models: Callable[[str], Sequence[str]] | None = None
     model_for: Callable[[str], ModelProvider] | None = None
+    #: The server's open collections (shared with /api's knowledge bases), bounded;
+    #: None: a cache of its own.
+    handles: Any = None
     #: Unix time for vector stores' activity and expiry (tests pass a clock they set).
     clock: Callable[[], float] = time.time
     #: The server's query embedding and search result caches (None: no caching).

@@ -33,6 +33,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from ragloom.errors import CollectionDroppedError
 from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
 from ragloom.loaders.detect import detect_format
@@ -117,6 +118,33 @@ class VectorStoreIngestor:
         self.idle = threading.Event()
         self.idle.set()
         self._worker: ParseWorker | None = None  # used by the ingest thread only
+        #: The vector store the worker is ingesting into now, and those being deleted.
+        self.current: str | None = None
+        self._cancelled: set[str] = set()
+
+    # ----------------------------------------------------------------- cancelling
+    def cancel(self, vs_id: str, timeout: float = 30.0) -> bool:
+        """Stop ingesting into ``vs_id`` (deleted) and wait until the worker has let
+        go of it; False when it still had not after ``timeout`` seconds."""
+        with self._lock:
+            self._cancelled.add(vs_id)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                with self._lock:
+                    if self.current != vs_id:
+                        return True
+                time.sleep(0.02)
+            return False
+        finally:
+            with self._lock:
+                self._cancelled.discard(vs_id)
+
+    def _check_cancelled(self, vs_id: str) -> None:
+        with self._lock:
+            cancelled = vs_id in self._cancelled
+        if cancelled:
+            raise CollectionDroppedError(f"vector store {vs_id} was deleted")
 
     # ----------------------------------------------------------------- submitting
     def ensure_started(self) -> None:
@@ -196,6 +224,8 @@ class VectorStoreIngestor:
             items = self._next_items()
             try:
                 self._process(items)
+            except CollectionDroppedError:
+                log.info("a vector store was deleted while its files were ingested")
             except Exception:  # the worker must outlive any one batch
                 log.exception("attaching files to vector stores failed")
                 for vs_id, file_id in items:
@@ -205,7 +235,7 @@ class VectorStoreIngestor:
 
     def _pending(self, vs_id: str, file_id: str) -> Any:
         return self.db.row(
-            "SELECT l.attributes, l.chunking, f.filename FROM oai_vs_files l "
+            "SELECT l.attributes, l.chunking, l.run, f.filename FROM oai_vs_files l "
             "JOIN oai_files f ON f.id = l.file_id "
             "WHERE l.vs_id = ? AND l.file_id = ? AND l.status = 'in_progress'",
             (vs_id, file_id))
@@ -223,7 +253,13 @@ class VectorStoreIngestor:
                 continue
             groups[(vs_id, row["chunking"])].append((file_id, row))
         for (vs_id, chunking), files in groups.items():
-            self._ingest(vs_id, json.loads(chunking), files)
+            with self._lock:
+                self.current = vs_id
+            try:
+                self._ingest(vs_id, json.loads(chunking), files)
+            finally:
+                with self._lock:
+                    self.current = None
 
     def _load(self, vs_id: str, file_id: str, row: Any) -> tuple[list[TextDocument], int] | None:
         """A file's documents and size (on the pipeline's reader thread), or None once
@@ -243,14 +279,25 @@ class VectorStoreIngestor:
         """The files of one vector store as one stream (see :mod:`.attach`)."""
         kb = self.collections.knowledge_base(
             vs_id, chunker_for(chunking, self.collections.embedder))
+        runs = {file_id: int(row["run"]) for file_id, row in files}
         stream = AttachStream(
             files, load=lambda file_id, row: self._load(vs_id, file_id, row),
-            finish=lambda file_id, *args, **kwargs: self._finish(vs_id, file_id, *args,
-                                                                 **kwargs))
+            finish=lambda file_id, *args, **kwargs: self._finish(
+                vs_id, file_id, *args, run=runs.get(file_id), **kwargs))
+
+        def progress(event: Any) -> None:
+            self._check_cancelled(vs_id)
+            stream.progress(event)
+
         try:
+            self._check_cancelled(vs_id)
             kb.pipeline(batch_size=EMBED_BATCH).run(
-                stream.documents(), progress=stream.progress, read_ahead=True)
+                stream.documents(), progress=progress, read_ahead=True)
             self.collections.changed(vs_id)
+        except CollectionDroppedError:
+            # The vector store was deleted meanwhile: its rows went with it.
+            log.info("stopped ingesting into %s: the vector store was deleted", vs_id)
+            return
         except Exception as exc:
             self.collections.changed(vs_id)
             left = stream.unfinished()
@@ -263,24 +310,31 @@ class VectorStoreIngestor:
                 self._finish(vs_id, file_id, "server_error", safe_message(exc))
 
     def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
-                usage: int = 0) -> None:
+                usage: int = 0, run: int | None = None) -> None:
+        """Record how a file ended; with ``run``, only if no later attach (an
+        attributes update while in progress) queued it again meanwhile."""
         # Its chunks are committed: cached searches of the store end before it is done.
         self.collections.changed(vs_id)
         error = None if code is None else dumps({"code": code, "message": message})
         status = "completed" if code is None else "failed"
+        same_run = "" if run is None else " AND run = ?"
         with self.db.write() as conn:
             changed = conn.execute(
                 "UPDATE oai_vs_files SET status = ?, last_error = ?, usage_bytes = ? "
-                "WHERE vs_id = ? AND file_id = ? AND status = 'in_progress'",
-                (status, error, usage, vs_id, file_id)).rowcount
+                f"WHERE vs_id = ? AND file_id = ? AND status = 'in_progress'{same_run}",
+                (status, error, usage, vs_id, file_id,
+                 *(() if run is None else (run,)))).rowcount
             if self.db.shared:  # attached again later, the file is free to claim at once
                 conn.execute("UPDATE oai_vs_files SET lease_owner = NULL, lease_until = NULL "
                              "WHERE vs_id = ? AND file_id = ?", (vs_id, file_id))
         if not changed and code is None:
-            # Cancelled or detached meanwhile: its chunks must not stay searchable.
+            # Cancelled, detached or attached again (a later run, new attributes) meanwhile:
+            # this run's chunks must not stay searchable; a later run stores its own
+            # (an unchanged document would otherwise be kept with the old attributes).
             linked = self.db.row("SELECT 1 FROM oai_vs_files WHERE vs_id = ? AND file_id = ?"
                                  " AND status = 'completed'", (vs_id, file_id))
-            if linked is None:
+            alive = self.db.row("SELECT 1 FROM oai_vector_stores WHERE id = ?", (vs_id,))
+            if linked is None and alive is not None:  # a deleted store took its chunks
                 self.collections.delete_file(vs_id, file_id)
 
 

@@ -175,7 +175,8 @@ class VectorStoreAPI:
                     "chunking, created_at, batch_id) VALUES (?, ?, ?, 'in_progress', ?, ?, ?, ?)"
                     " ON CONFLICT (vs_id, file_id) DO UPDATE SET status = 'in_progress', "
                     "attributes = excluded.attributes, chunking = excluded.chunking, "
-                    "last_error = NULL, batch_id = excluded.batch_id",
+                    "last_error = NULL, batch_id = excluded.batch_id, "
+                    "run = oai_vs_files.run + 1",
                     (vs_id, file_id, tenant, attrs_json, strategy_json, created, batch_id))
             conn.execute("UPDATE oai_vector_stores SET last_active_at = ? WHERE id = ?",
                          (created, vs_id))

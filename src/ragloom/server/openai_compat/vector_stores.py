@@ -103,7 +103,10 @@ def add_routes(router: APIRouter, api: VectorStoreAPI) -> None:
     @router.delete("/vector_stores/{vector_store_id}", summary="Delete a vector store")
     def delete(vector_store_id: str, tenant: str = owner) -> dict[str, Any]:
         api.store_row(tenant, vector_store_id)
+        # The row first (its file links go with it, so nothing is finished into it),
+        # then the ingestion let go of it, then its chunks, sidecar and handle.
         db.execute("DELETE FROM oai_vector_stores WHERE id = ?", (vector_store_id,))
+        api.ingestor.cancel(vector_store_id)
         api.collections.drop(vector_store_id)
         return {"id": vector_store_id, "object": "vector_store.deleted", "deleted": True}
 

@@ -116,4 +116,5 @@ def deps_from_state(state: Any) -> OpenAIDeps:
         run_cpu=state.run_cpu, run_model=state.run_model,
         allowed_models=lambda tenant: state.policy.llms_for(state.tenant_name(tenant)),
         model_for=lambda name: LazyModel(name, lambda: state.models.model(name)),
-        lease_seconds=float(settings.job_lease_seconds), caches=state.caches)
+        lease_seconds=float(settings.job_lease_seconds), caches=state.caches,
+        handles=state.catalog.handles)
