@@ -20,9 +20,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ragloom.errors import EmbedderMismatchError, InvalidInputError
+from ragloom.errors import EmbedderMismatchError, InvalidInputError, QueryError
 from ragloom.filters import MetadataFilters
-from ragloom.protocols import CollectionInfo, StoredDocument, VectorStore
+from ragloom.protocols import CollectionInfo, EmbeddingReadable, StoredDocument, VectorStore
 from ragloom.types import Document, Embedding, VectorEntry, VectorMatch
 
 
@@ -66,6 +66,12 @@ class DocumentRecords:
 
     def delete(self, ids: Sequence[str]) -> int:
         return self.store.delete(ids)
+
+    def get_embeddings(self, ids: Sequence[str]) -> dict[str, Embedding]:
+        """The stored embeddings of ``ids`` (those the wrapped store holds)."""
+        if not isinstance(self.store, EmbeddingReadable):
+            raise QueryError(f"{type(self.store).__name__} cannot return stored embeddings")
+        return self.store.get_embeddings(ids)
 
     def count(self) -> int:
         return self.store.count()
