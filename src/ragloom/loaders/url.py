@@ -214,6 +214,19 @@ def load_url(
                             timeout=timeout)
     except ParseError as exc:
         return [LoadResult(source=url, reason=exc.reason)]
+    return load_fetched(fetched, limits=limits, text_fields=text_fields, parse=parse)
+
+
+def load_fetched(
+    fetched: FetchedResource,
+    *,
+    limits: ParseLimits | None = None,
+    text_fields: Sequence[str] | None = None,
+    parse: ParseFunction | None = None,
+) -> list[LoadResult]:
+    """The documents in a fetched resource (fetched apart from parsing, e.g. by a
+    server's fetch pool), or one skip."""
+    url = fetched.url
     if not fetched.data:
         return [LoadResult(source=url, reason="empty response")]
     path = unquote(urlsplit(fetched.final_url).path)
