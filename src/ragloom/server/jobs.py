@@ -48,7 +48,7 @@ from ragloom.ingestion.report import IngestEvent
 from ragloom.server.auth import Tenant
 from ragloom.server.catalog import Catalog, KbRecord
 from ragloom.server.db import ServerDatabase, new_id, now
-from ragloom.server.errors import not_found
+from ragloom.server.errors import ApiError, not_found
 from ragloom.types import TextDocument
 
 log = logging.getLogger("ragloom.server.jobs")
@@ -176,12 +176,22 @@ class JobQueue:
         """Stage and record jobs in one transaction: all are accepted or none."""
         batch_id = new_id("batch") if batch else None
         stamp = now()
-        jobs = []
-        for request in requests:
-            job_id = new_id("job")
-            jobs.append(Job(id=job_id, tenant_id=tenant.id, kb_id=kb.id, batch_id=batch_id,
-                            kind=request.kind, payload=self._stage(job_id, request),
-                            status="in_progress", created=stamp, updated=stamp))
+        jobs: list[Job] = []
+        try:
+            for request in requests:
+                job_id = new_id("job")
+                jobs.append(Job(id=job_id, tenant_id=tenant.id, kb_id=kb.id,
+                                batch_id=batch_id, kind=request.kind,
+                                payload=self._stage(job_id, request), status="in_progress",
+                                created=stamp, updated=stamp))
+        except OSError as exc:  # a full disk or a failing one: nothing is accepted
+            for job in jobs:
+                shutil.rmtree(self.files_dir / job.id, ignore_errors=True)
+            shutil.rmtree(self.files_dir / job_id, ignore_errors=True)
+            log.warning("cannot keep an upload: %s", exc)
+            raise ApiError(507, "the server cannot store the upload now (its disk is full "
+                           "or failing); nothing was accepted, send it again later",
+                           type="server_error", code="insufficient_storage") from exc
         with self.db.transaction() as conn:
             conn.executemany(
                 f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
@@ -346,6 +356,11 @@ def unexpected_reason(exc: BaseException) -> str:
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return ("the database stayed locked while ingesting (another process held it); "
                 "send the file again")
+    if isinstance(exc, OSError) or any(word in text for word in (
+            "disk i/o error", "disk is full", "file too large", "input/output error",
+            "no space left")):
+        return ("the store could not write (its disk is full or failing); nothing of "
+                "this file was stored, send it again")
     if isinstance(exc, RagError):
         return f"ingestion failed: {type(exc).__name__}; see the server log"
     return f"the server failed while ingesting ({type(exc).__name__}); see its log"
