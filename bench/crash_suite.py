@@ -29,6 +29,7 @@ prints a table and writes ``bench/results/crash_suite.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -50,8 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 KINDS = ("cli", "native", "v1", "delete")
 FAKE = ("--embedder", "fake:hashing-64", "--llm", "fake:echo")
-WORDS = ("harbor tide ledger copper lantern meadow quartz saddle timber violet walnut "
-         "yarrow anchor bramble cinder dune ember fern glacier hazel").split()
+WORDS = ["harbor", "tide", "ledger", "copper", "lantern", "meadow", "quartz", "saddle",
+         "timber", "violet", "walnut", "yarrow", "anchor", "bramble", "cinder", "dune",
+         "ember", "fern", "glacier", "hazel"]
 
 
 def env() -> dict[str, str]:
@@ -316,10 +318,8 @@ def server_trial(kind: str, work: Path, corpus: dict[str, bytes],
                   "delete": lambda: _delete_native(client, ids, ledger)}[kind]
 
         def run() -> None:
-            try:
+            with contextlib.suppress(httpx.HTTPError):  # the kill cut the request
                 action()
-            except httpx.HTTPError:
-                pass  # the kill cut the request
 
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
