@@ -47,6 +47,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(301)
             self.send_header("Location", f"http://127.0.0.2:{port}/page")
             self.end_headers()
+        elif self.path in ("/trickle", "/trickle-headers"):
+            # One byte every 0.2 s: each read succeeds, the whole never ends in time.
+            try:
+                if self.path == "/trickle":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", "100000")
+                    self.end_headers()
+                else:
+                    self.wfile.write(b"HTTP/1.0 200 OK\r\n")
+                for _ in range(100):
+                    self.wfile.write(b"x" if self.path == "/trickle" else b"X-Slow: 1\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass  # the client gave up, as the test wants
         elif self.path == "/slow":
             time.sleep(1.5)
             try:
@@ -121,6 +137,17 @@ def test_size_cap_and_timeout_and_http_errors(server: str) -> None:
     assert time.monotonic() - started < 1.4
     (missing,) = load_url(f"{server}/missing", allow_private=True)
     assert missing.reason == "HTTP 404 Not Found"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("path", ["/trickle", "/trickle-headers"])
+def test_a_trickling_server_is_abandoned_at_the_deadline(server: str, path: str) -> None:
+    # Every read gets a byte well within any socket timeout: only an overall
+    # deadline ends the fetch.
+    started = time.monotonic()
+    with pytest.raises(ParseError, match="timed out"):
+        fetch_url(f"{server}{path}", allow_private=True, timeout=1.0)
+    assert time.monotonic() - started < 2.0
 
 
 @pytest.mark.parametrize("url", [

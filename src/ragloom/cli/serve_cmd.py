@@ -117,6 +117,15 @@ def serve_command(
         "--max-open-collections", min=1, help="Knowledge bases and vector stores kept open "
         "at once (in-memory indexes, connection pools); the least recently used are closed "
         "above it and reopen on use.")] = 64,
+    url_timeout: Annotated[float, typer.Option(
+        "--url-timeout", min=0.1, help="Seconds one URL fetch may take in all (a hard "
+        "deadline; the job fails with fetch_failed after it).")] = 30.0,
+    fetch_threads: Annotated[int, typer.Option(
+        "--fetch-threads", min=1, help="Threads fetching URL jobs, beside the ingestion "
+        "worker.")] = 2,
+    allow_private_urls: Annotated[bool, typer.Option(
+        "--allow-private-urls", help="Let URL jobs fetch from loopback and private "
+        "addresses (refused by default).")] = False,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -144,6 +153,8 @@ def serve_command(
             db=Path(side_path(db) if database_url else resolve_db(db)),
             database_url=database_url, job_lease_seconds=job_lease,
             max_open_collections=max_open_collections,
+            url_timeout=url_timeout, fetch_threads=fetch_threads,
+            url_allow_private=allow_private_urls,
             embedder=str(resolved.embedder),
             llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
             log_format=log_format,  # type: ignore[arg-type]

@@ -6,6 +6,11 @@ unless ``allow_private=True``. The connection then goes to the checked address (
 second DNS answer cannot point elsewhere), redirects are followed by hand and checked
 the same way, the body is streamed and cut at ``max_bytes``, and every socket
 operation has a timeout. Proxy settings from the environment are not used.
+
+``timeout`` is a hard wall-clock deadline for the whole fetch (redirects, headers and
+body), not a per-read timeout: a watchdog closes the connection when it passes, and
+the body is read in small pieces with the socket timeout cut to the time left, so a
+server trickling one byte a second is abandoned on time.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import ipaddress
 import posixpath
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +43,7 @@ from ragloom.loaders.files import default_parser, parse_to_results
 DEFAULT_MAX_BYTES = 20 * MB
 DEFAULT_TIMEOUT = 30.0
 MAX_REDIRECTS = 5
+READ_SIZE = 16384
 USER_AGENT = "ragloom/0.1 (+https://github.com/ragloom)"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -124,6 +131,9 @@ def fetch_url(
         remaining = max(0.1, deadline - time.monotonic())
         kind = _PinnedHTTPSConnection if parts.scheme == "https" else _PinnedHTTPConnection
         connection = kind(parts.hostname, address, port, remaining)
+        watchdog = threading.Timer(remaining, _abort, (connection,))
+        watchdog.daemon = True
+        watchdog.start()
         try:
             path = parts.path or "/"
             if parts.query:
@@ -139,21 +149,31 @@ def fetch_url(
                 continue
             if response.status >= 400:
                 raise ParseError(url, f"HTTP {response.status} {response.reason}")
-            data = _read_capped(response, url, max_bytes, deadline)
+            data = _read_capped(response, connection, url, max_bytes, deadline)
             return FetchedResource(url=url, final_url=current, data=data,
                                    content_type=response.getheader("Content-Type"),
                                    last_modified=response.getheader("Last-Modified"))
-        except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, TimeoutError):
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            if isinstance(exc, TimeoutError) or time.monotonic() >= deadline:
                 raise ParseError(url, f"timed out after {timeout:g} s") from exc
             raise ParseError(url, f"cannot fetch: {exc}") from exc
         finally:
+            watchdog.cancel()
             connection.close()
     raise ParseError(url, f"more than {MAX_REDIRECTS} redirects")
 
 
+def _abort(connection: http.client.HTTPConnection) -> None:
+    """The watchdog: end a fetch whose deadline passed, wherever it blocks."""
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 def _read_capped(
-    response: http.client.HTTPResponse, url: str, max_bytes: int, deadline: float
+    response: http.client.HTTPResponse, connection: http.client.HTTPConnection, url: str,
+    max_bytes: int, deadline: float,
 ) -> bytes:
     declared = response.getheader("Content-Length")
     if declared and declared.isdigit() and int(declared) > max_bytes:
@@ -161,10 +181,16 @@ def _read_capped(
     chunks: list[bytes] = []
     size = 0
     while True:
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise ParseError(url, "timed out while downloading")
-        chunk = response.read(65536)
+        if connection.sock is not None:
+            connection.sock.settimeout(max(0.05, left))
+        # read1: what has arrived (up to READ_SIZE), not a wait for a full buffer.
+        chunk = response.read1(READ_SIZE)
         if not chunk:
+            if time.monotonic() >= deadline:
+                raise ParseError(url, "timed out while downloading")
             return b"".join(chunks)
         size += len(chunk)
         if size > max_bytes:
@@ -188,6 +214,19 @@ def load_url(
                             timeout=timeout)
     except ParseError as exc:
         return [LoadResult(source=url, reason=exc.reason)]
+    return load_fetched(fetched, limits=limits, text_fields=text_fields, parse=parse)
+
+
+def load_fetched(
+    fetched: FetchedResource,
+    *,
+    limits: ParseLimits | None = None,
+    text_fields: Sequence[str] | None = None,
+    parse: ParseFunction | None = None,
+) -> list[LoadResult]:
+    """The documents in a fetched resource (fetched apart from parsing, e.g. by a
+    server's fetch pool), or one skip."""
+    url = fetched.url
     if not fetched.data:
         return [LoadResult(source=url, reason="empty response")]
     path = unquote(urlsplit(fetched.final_url).path)

@@ -39,7 +39,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from ragloom.ingestion.report import IngestEvent
 from ragloom.server.auth import Tenant
 from ragloom.server.catalog import Catalog, KbRecord
 from ragloom.server.db import ServerDatabase, new_id, now
-from ragloom.server.errors import not_found
+from ragloom.server.errors import ApiError, not_found
 from ragloom.types import TextDocument
 
 log = logging.getLogger("ragloom.server.jobs")
@@ -57,6 +57,9 @@ log = logging.getLogger("ragloom.server.jobs")
 STATUSES = ("in_progress", "completed", "failed", "cancelled")
 _COLUMNS = ("id, tenant_id, kb_id, batch_id, kind, payload, status, reason, message, result, "
             "created, updated")
+#: In a URL job's JSON payload once its bytes are fetched.
+FETCHED_KEY = "_ragloom_fetched"
+FETCHED_MARK = f'"{FETCHED_KEY}": true'
 _UNSUPPORTED = re.compile(r"unsupported format|binary file of unknown type|ZIP archive of "
                           r"unknown type|is needed for", re.IGNORECASE)
 
@@ -140,6 +143,8 @@ class JobQueue:
         self.owner = new_id("replica")
         self.lease_seconds = lease_seconds
         self.files_in_database = bool(getattr(db, "shared", False))
+        self._last_tenant = ""
+        self._last_fetch_tenant = ""
 
     def _stage(self, job_id: str, request: JobRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {"source": request.source, "metadata": request.metadata}
@@ -172,12 +177,22 @@ class JobQueue:
         """Stage and record jobs in one transaction: all are accepted or none."""
         batch_id = new_id("batch") if batch else None
         stamp = now()
-        jobs = []
-        for request in requests:
-            job_id = new_id("job")
-            jobs.append(Job(id=job_id, tenant_id=tenant.id, kb_id=kb.id, batch_id=batch_id,
-                            kind=request.kind, payload=self._stage(job_id, request),
-                            status="in_progress", created=stamp, updated=stamp))
+        jobs: list[Job] = []
+        try:
+            for request in requests:
+                job_id = new_id("job")
+                jobs.append(Job(id=job_id, tenant_id=tenant.id, kb_id=kb.id,
+                                batch_id=batch_id, kind=request.kind,
+                                payload=self._stage(job_id, request), status="in_progress",
+                                created=stamp, updated=stamp))
+        except OSError as exc:  # a full disk or a failing one: nothing is accepted
+            for job in jobs:
+                shutil.rmtree(self.files_dir / job.id, ignore_errors=True)
+            shutil.rmtree(self.files_dir / job_id, ignore_errors=True)
+            log.warning("cannot keep an upload: %s", exc)
+            raise ApiError(507, "the server cannot store the upload now (its disk is full "
+                           "or failing); nothing was accepted, send it again later",
+                           type="server_error", code="insufficient_storage") from exc
         with self.db.transaction() as conn:
             conn.executemany(
                 f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
@@ -222,21 +237,77 @@ class JobQueue:
         return int(row[0]) if row else 0
 
     def next_group(self, limit: int) -> list[Job]:
-        """Claim the oldest free pending jobs of the knowledge base whose job waited
-        longest: they are this process's until their lease runs out."""
+        """Claim the oldest free pending jobs of one knowledge base: they are this
+        process's until their lease runs out.
+
+        Tenants take turns (round-robin by tenant id): the knowledge base is the one
+        whose job waited longest among the jobs of the tenant after the one served
+        last, so one tenant's queue never holds another's uploads back. URL jobs are
+        claimed here only once the fetch pool has fetched their bytes
+        (:mod:`ragloom.server.fetching`).
+        """
         stamp = now()
-        free = "status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?)"
+        free = (f"status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) "
+                f"AND (kind <> 'url' OR payload LIKE '%{FETCHED_MARK}%')")
         with self.db.transaction() as conn:
-            first = conn.execute(f"SELECT kb_id FROM jobs WHERE {free} ORDER BY created, id "
-                                 "LIMIT 1", (stamp,)).fetchone()
-            if first is None:
+            tenants = [r[0] for r in conn.execute(
+                f"SELECT DISTINCT tenant_id FROM jobs WHERE {free} ORDER BY tenant_id",
+                (stamp,)).fetchall()]
+            if not tenants:
                 return []
+            tenant = next((t for t in tenants if t > self._last_tenant), tenants[0])
+            first = conn.execute(f"SELECT kb_id FROM jobs WHERE {free} AND tenant_id = ? "
+                                 "ORDER BY created, id LIMIT 1", (stamp, tenant)).fetchone()
             rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE {free} AND kb_id = ? "
                                 "ORDER BY created, id LIMIT ?", (stamp, first[0], limit)
                                 ).fetchall()
             conn.executemany("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?",
                              [(self.owner, stamp + self.lease_seconds, r[0]) for r in rows])
+        self._last_tenant = tenant
         return [Job.from_row(r) for r in rows]
+
+    def next_fetch(self) -> Job | None:
+        """Claim one URL job still to fetch (tenants take turns here too)."""
+        stamp = now()
+        free = (f"status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) "
+                f"AND kind = 'url' AND payload NOT LIKE '%{FETCHED_MARK}%'")
+        with self.db.transaction() as conn:
+            tenants = [r[0] for r in conn.execute(
+                f"SELECT DISTINCT tenant_id FROM jobs WHERE {free} ORDER BY tenant_id",
+                (stamp,)).fetchall()]
+            if not tenants:
+                return None
+            tenant = next((t for t in tenants if t > self._last_fetch_tenant), tenants[0])
+            row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE {free} AND tenant_id = ? "
+                               "ORDER BY created, id LIMIT 1", (stamp, tenant)).fetchone()
+            conn.execute("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?",
+                         (self.owner, stamp + self.lease_seconds, row[0]))
+        self._last_fetch_tenant = tenant
+        return Job.from_row(row)
+
+    def fetched(self, job: Job, data: bytes, details: dict[str, Any]) -> None:
+        """Keep a URL job's fetched bytes (as an upload's) and hand it to the writer."""
+        payload = {**job.payload, "fetch": details, FETCHED_KEY: True}
+        if self.files_in_database:
+            payload.update(stored=True)
+        else:
+            folder = self.files_dir / job.id
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / "fetched"
+            with open(target, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            payload.update(path=str(target), owned=True)
+        with self.db.transaction() as conn:
+            if self.files_in_database:
+                conn.execute("DELETE FROM job_files WHERE job_id = ?", (job.id,))
+                conn.execute("INSERT INTO job_files (job_id, data) VALUES (?, ?)",
+                             (job.id, data))
+            conn.execute("UPDATE jobs SET payload = ?, lease_owner = NULL, lease_until = NULL "
+                         "WHERE id = ? AND status = 'in_progress'",
+                         (json.dumps(payload), job.id))
+        self.wakeup.set()
 
     def renew_leases(self) -> int:
         """Push this process's leases forward (the heartbeat); returns how many."""
@@ -305,6 +376,11 @@ def unexpected_reason(exc: BaseException) -> str:
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return ("the database stayed locked while ingesting (another process held it); "
                 "send the file again")
+    if isinstance(exc, OSError) or any(word in text for word in (
+            "disk i/o error", "disk is full", "file too large", "input/output error",
+            "no space left")):
+        return ("the store could not write (its disk is full or failing); nothing of "
+                "this file was stored, send it again")
     if isinstance(exc, RagError):
         return f"ingestion failed: {type(exc).__name__}; see the server log"
     return f"the server failed while ingesting ({type(exc).__name__}); see its log"
@@ -347,13 +423,23 @@ class JobWorker:
                                            daemon=True)
         self._heartbeat.start()
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 60.0) -> None:
+        """Stop cleanly: the group under way stops between two documents (each one is
+        stored whole, in its own transaction), its jobs are given back still pending
+        (the next start runs them, documents already stored come back ``unchanged``),
+        and no job is failed by the shutdown."""
         self._stop.set()
         self.queue.wakeup.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("the ingestion worker did not stop within %g s", timeout)
         if self._parser is not None:
             self._parser.close()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def _beat(self) -> None:
         interval = max(0.2, self.queue.lease_seconds / 3)
@@ -414,10 +500,26 @@ class JobWorker:
         try:
             self.run_group(jobs)
         except Exception as exc:  # the worker must survive any one group
+            if self._stop.is_set():  # the shutdown cut the group: run again on restart
+                log.info("ingestion stopped by the shutdown; %d jobs stay pending", len(jobs))
+                self._give_back(jobs)
+                return
             log.exception("ingestion jobs failed")
             self._fail(jobs, unexpected_reason(exc))
         finally:
             self.busy = False
+
+    def _give_back(self, jobs: Sequence[Job]) -> None:
+        try:
+            self.queue.release(jobs)
+        except Exception:  # the leases are released on the next start anyway
+            log.warning("cannot release the jobs at shutdown", exc_info=True)
+
+    def _until_stopped(self, documents: Sequence[TextDocument]) -> Iterator[TextDocument]:
+        for document in documents:
+            if self._stop.is_set():
+                return
+            yield document
 
     def _fail(self, jobs: Sequence[Job], message: str) -> None:
         """Fail ``jobs`` with ``message``; a database still locked gets a few tries."""
@@ -499,10 +601,25 @@ class JobWorker:
                 return [], "no text (empty document)"
             metadata = {**dict(job.payload.get("metadata") or {}), "mime_type": "text/plain"}
             return [TextDocument.create(text, source=job.source, metadata=metadata)], None
-        from ragloom.loaders.url import load_url
+        return self._load_fetched(job)
 
-        results = load_url(str(job.payload.get("url")))
-        return self._rebuild(job, results, {"url": job.payload.get("url")})
+    def _load_fetched(self, job: Job) -> tuple[list[TextDocument], str | None]:
+        """A URL job's documents, parsed from the bytes the fetch pool kept."""
+        from ragloom.loaders.url import FetchedResource, load_fetched
+
+        url = str(job.payload.get("url"))
+        if job.payload.get("stored"):
+            data = self.queue.stored_bytes(job)
+        else:
+            path = str(job.payload.get("path") or "")
+            data = Path(path).read_bytes() if path and os.path.isfile(path) else None
+        if data is None:
+            return [], "the fetched page is missing on the server"
+        details = dict(job.payload.get("fetch") or {})
+        fetched = FetchedResource(url=url, final_url=str(details.get("final_url") or url),
+                                  data=data, content_type=details.get("content_type"),
+                                  last_modified=details.get("last_modified"))
+        return self._rebuild(job, load_fetched(fetched), {"url": url})
 
     def run_group(self, jobs: Sequence[Job]) -> None:
         """Ingest a group of jobs of one knowledge base and record how each ended; a
@@ -564,11 +681,15 @@ class JobWorker:
         if documents:
             # Split on a reader thread and store while the next batch embeds.
             try:
-                knowledge_base.pipeline(batch_size=256).run(documents, progress=progress,
-                                                             read_ahead=True)
+                knowledge_base.pipeline(batch_size=256).run(
+                    self._until_stopped(documents), progress=progress, read_ahead=True)
             finally:
                 if self.on_write is not None:
                     self.on_write(knowledge_base.store)
+        if self._stop.is_set():
+            # Stopped mid-group: nothing is recorded, every job stays pending.
+            self._give_back(jobs)
+            return
         failed = {job.id for job, *_ in outcomes}
         for job in jobs:
             if job.id in failed or job in deferred:

@@ -65,6 +65,12 @@ class ServerSettings:
     #: Knowledge bases and vector stores kept open at once (their in-memory indexes,
     #: pools); the least recently used are closed above it and reopen on use.
     max_open_collections: int = 64
+    #: URL jobs: fetched by ``fetch_threads`` threads beside the ingestion worker, each
+    #: within ``url_timeout`` seconds (a hard deadline for the whole fetch);
+    #: ``url_allow_private`` lets them reach loopback and private addresses.
+    fetch_threads: int = 2
+    url_timeout: float = 30.0
+    url_allow_private: bool = False
     #: OpenTelemetry traces (see ragloom.tracing): on, exported with ``otel_exporter``
     #: (auto: OTLP when installed); ``otel_record_results`` adds document ids and scores
     #: to retrieval spans. Off, the ``OTEL_*`` environment may still turn them on.
@@ -97,6 +103,9 @@ class ServerSettings:
             raise ConfigurationError("max_open_collections must be at least 1")
         if self.job_lease_seconds <= 0:
             raise ConfigurationError("job_lease_seconds must be positive")
+        if self.fetch_threads < 1 or self.url_timeout <= 0:
+            raise ConfigurationError("fetch_threads must be at least 1 and url_timeout "
+                                     "positive")
         if self.database_url is not None:
             from ragloom.server.sql_postgres import is_postgres_url
 

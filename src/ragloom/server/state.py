@@ -24,6 +24,7 @@ from ragloom.server.auth import Authenticator, KeyStore
 from ragloom.server.caches import ServerCaches
 from ragloom.server.catalog import Catalog, SharedModels
 from ragloom.server.db import ServerDatabase
+from ragloom.server.fetching import UrlFetcher
 from ragloom.server.jobs import JobQueue, JobWorker
 from ragloom.server.observability import Metrics
 from ragloom.server.policy import ModelPolicy
@@ -80,6 +81,7 @@ class ServerState:
     catalog: Catalog
     jobs: JobQueue
     worker: JobWorker
+    fetcher: UrlFetcher
     sessions: SessionStore
     metrics: Metrics
     search_limiter: anyio.CapacityLimiter
@@ -129,6 +131,10 @@ class ServerState:
                    auth=Authenticator(keys, rate_limit=settings.rate_limit,
                                       insecure_no_auth=settings.insecure_no_auth),
                    models=models, catalog=catalog, jobs=jobs, worker=worker,
+                   fetcher=UrlFetcher(jobs, threads=settings.fetch_threads,
+                                      timeout=settings.url_timeout,
+                                      allow_private=settings.url_allow_private,
+                                      max_bytes=settings.max_upload_bytes),
                    sessions=SessionStore(db), metrics=metrics, policy=policy, caches=caches,
                    search_limiter=anyio.CapacityLimiter(settings.search_threads),
                    model_limiter=anyio.CapacityLimiter(settings.model_threads))
@@ -137,6 +143,7 @@ class ServerState:
         """Open the database, start the job worker and load the models in the background."""
         self.auth.default_tenant()
         self.worker.start()
+        self.fetcher.start()
         threading.Thread(target=self._warm, name="ragloom-warm", daemon=True).start()
 
     def _warm(self) -> None:
@@ -171,6 +178,9 @@ class ServerState:
         return None
 
     def stop(self) -> None:
+        """Stop the fetch pool and the worker (jobs under way stay pending, see
+        :meth:`JobWorker.stop`), then close the stores."""
+        self.fetcher.stop()
         self.worker.stop()
         self.catalog.close()
         self.db.close()
