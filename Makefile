@@ -11,7 +11,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 DEMO_DB ?= .ragloom-demo
 DEMO_QUESTION ?= How long is the unpaid lunch break?
 
-.PHONY: demo test lint typecheck bench clean chromium
+.PHONY: demo test test-slow lint typecheck bench clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,12 @@ demo: $(VENV)/.local
 	$(BIN)/ragloom ask "$(DEMO_QUESTION)" --db $(DEMO_DB)
 
 test: $(VENV)/.dev chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# The slow marker: the same-answer check with the bundled models at every entry point
+# and the Llama Stack clients that need Python >= 3.12 (venvs built on first use).
+test-slow: $(VENV)/.dev
+	$(BIN)/python -m pytest -q -m slow
 
 # tests/web drives Debian's Chromium (Playwright's own download is not used). Without
 # root or apt the browser tests skip and say why instead of failing the run.

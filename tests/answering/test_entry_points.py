@@ -236,6 +236,7 @@ def test_every_entry_point_gives_the_same_answer(docs: Path, server: Any, tmp_pa
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # about 4 minutes on 2 cores: `make test-slow`
 def test_every_entry_point_gives_the_same_answer_with_the_bundled_models(
         docs: Path, tmp_path: Path) -> None:
     from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_embedder, make_model

@@ -29,6 +29,10 @@ import pytest
 
 from tests.server.conftest import LiveServer, start_server
 
+# Builds venvs of Python >= 3.12 with the 0.2.23 and 0.7.5 clients (about 2 minutes
+# the first time on a machine): `make test-slow`.
+pytestmark = pytest.mark.slow
+
 VERSION, VERSION_02 = "0.7.5", "0.2.23"
 HERE = Path(__file__).parent
 CANDIDATES = ("/root/.pyenv/versions/3.12.1/bin/python", "python3.13", "python3.12")
