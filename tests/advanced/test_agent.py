@@ -137,9 +137,13 @@ def test_agent_against_an_openai_wire_server(kb: VectorKnowledgeBase,
         assert model is not None
         answer = Agent(model, [_search_tool(kb)]).run("How long is the frame warranty?")
         bodies = [r.body for r in server.requests]
-    assert len(bodies) == 2
+    # The tool call, the model's answer after it, then the answer engine's request over
+    # the passages found (no tools: it answers, checked against them).
+    assert len(bodies) == 3
     assert bodies[0]["tools"][0]["function"]["name"] == "knowledge_search"
     assert bodies[1]["messages"][-2]["tool_calls"][0]["function"]["name"] == "knowledge_search"
+    assert "tools" not in bodies[2]
+    assert bodies[2]["messages"][-1]["content"].endswith("How long is the frame warranty?")
     assert "Frames carry a lifetime warranty for the original owner" in answer.answer
     assert answer.searches[0]["query"] == "frame warranty"
     assert answer.sources[0].chunk.source == "warranty.md"
