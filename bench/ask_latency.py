@@ -79,7 +79,7 @@ def warm(db: Path, runs: int) -> dict[str, Any]:
     from ragloom.retrieval.options import SearchOptions
 
     rag = NaiveRag(open_knowledge_base(str(db), None, None, create=False),
-                   open_model(None, None), search=SearchOptions(mode="hybrid", top_k=3))
+                   open_model(None, None), search=SearchOptions(mode="hybrid", top_k=5))
     rag.query(QUESTIONS[0])  # loads both models
     walls: list[float] = []
     cpus: list[float] = []
@@ -108,12 +108,12 @@ from ragloom.retrieval.options import SearchOptions
 mark("imports (CLI, rag)")
 kb = open_knowledge_base(sys.argv[1], None, None, create=False)
 model = open_model(None, None)
-rag = NaiveRag(kb, model, search=SearchOptions(mode="hybrid", top_k=3))
+rag = NaiveRag(kb, model, search=SearchOptions(mode="hybrid", top_k=5))
 mark("open knowledge base and model")
 question = sys.argv[2]
 result = kb.search(question, rag.search_options)
 mark("search (loads the embedder)")
-evidence = rag.answerer.evidence(question, result.matches)
+evidence = rag.engine.ranker.rank(question, result.matches)
 mark("rank sentences")
 model.chat("Hi", max_tokens=1)
 mark("load the language model")

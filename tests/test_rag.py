@@ -63,7 +63,8 @@ def test_context_budget_leaves_out_whole_passages() -> None:
 
 
 def test_grounded_answers_carry_citations_and_quote() -> None:
-    rag = build(ScriptedModel(["The unpaid lunch break is 30 minutes."]), grounded=True)
+    model = ScriptedModel(["The unpaid lunch break is 30 minutes."], name="hosted:scripted")
+    rag = build(model, grounded=True)
     answer = rag.query("How long is the unpaid lunch break?")
     assert answer.origin == "model" and not answer.refused
     assert answer.answer.startswith("The unpaid lunch break is 30 minutes.")
@@ -73,6 +74,13 @@ def test_grounded_answers_carry_citations_and_quote() -> None:
     data = answer.to_dict()
     assert data["quote"] == answer.quote and data["citations"] == [number]
     assert data["refused"] is False and data["origin"] == "model"
+
+
+def test_a_small_local_model_is_not_asked_for_a_value_the_sentence_states() -> None:
+    model = ScriptedModel(["It is 2 days."])  # "fake:scripted": a small local model
+    answer = build(model, grounded=True).query("How long is the unpaid lunch break?")
+    assert model.calls == [] and answer.origin == "extract"
+    assert answer.answer.startswith("30 minutes [1]")
 
 
 def test_grounded_is_the_default_and_an_invented_number_becomes_a_quote() -> None:

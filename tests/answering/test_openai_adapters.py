@@ -25,7 +25,7 @@ class Recording(ScriptedModel):
     """A scripted model that also records the options of every call."""
 
     def __init__(self) -> None:
-        super().__init__([self.reply], name="fake:recording")
+        super().__init__([self.reply], name="hosted:recording")
         self.options: list[dict[str, Any]] = []
 
     @staticmethod
@@ -64,7 +64,7 @@ def test_chat_completion_settings_and_history_reach_the_model(
         setup: tuple[Any, str], model: Recording) -> None:
     client, store = setup
     completion = client.chat.completions.create(
-        model="fake:recording", temperature=0.6, max_tokens=50,
+        model="hosted:recording", temperature=0.6, max_tokens=50,
         messages=[{"role": "system", "content": "Answer for the handbook bot."},
                   {"role": "user", "content": "Is there a travel policy?"},
                   {"role": "assistant", "content": "Yes, tickets are refunded."},
@@ -87,7 +87,7 @@ def test_chat_completion_settings_and_history_reach_the_model(
 def test_chat_completion_refusal_is_marked(setup: tuple[Any, str]) -> None:
     client, store = setup
     completion = client.chat.completions.create(
-        model="fake:recording", messages=[{"role": "user",
+        model="hosted:recording", messages=[{"role": "user",
                                            "content": "What is the capital of Peru?"}],
         extra_body={"vector_store_ids": [store]})
     assert completion.model_extra["answer"]["refused"] is True
@@ -99,10 +99,10 @@ def test_response_settings_and_history_reach_the_model(setup: tuple[Any, str],
                                                        model: Recording) -> None:
     client, store = setup
     tools = [{"type": "file_search", "vector_store_ids": [store]}]
-    first = client.responses.create(model="fake:recording", tools=tools,
+    first = client.responses.create(model="hosted:recording", tools=tools,
                                     input="Is there a travel policy?")
     second = client.responses.create(
-        model="fake:recording", tools=tools, previous_response_id=first.id,
+        model="hosted:recording", tools=tools, previous_response_id=first.id,
         instructions="Answer for the handbook bot.", temperature=0.3, max_output_tokens=60,
         input="How long is the unpaid lunch break?")
     sent = model.calls[-1]

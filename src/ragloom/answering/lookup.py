@@ -3,7 +3,9 @@
 1. the gate (:mod:`ragloom.answering.gate`) refuses when the evidence is not about the
    question's subject or lacks what it asks;
 2. the model is asked with the best sentences (a small local model) or the passages
-   (a capable hosted model), with the user's settings and history;
+   (a capable hosted model), with the user's settings and history; a small local
+   model is not asked when the best sentence states the value asked for (an amount,
+   a time, a date, a count, a name): its span is the answer;
 3. the answer is checked by the grounding mode: *strict* keeps a model answer only
    when the sentence it cites backs it (else the span of that sentence, else the
    sentence itself); *check* keeps it and flags what the passages lack; *off* keeps it;
@@ -21,7 +23,7 @@ from ragloom.answering.prompting import ModelCall
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, cite, refusal
 from ragloom.answering.sentences import Sentence
-from ragloom.answering.spans import answer_span
+from ragloom.answering.spans import answer_span, value_kind
 from ragloom.types import QueryMatch
 
 MAX_ANSWER_CHARS = 400
@@ -64,6 +66,11 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
     if calls is None:
         return compose_extract(question, evidence, sources)
     compact = calls.compact and grounding == "strict"
+    if compact and value_kind(question.text) != "other" and answer_span(
+            question.text, evidence[0].text):
+        # A small local model adds nothing to a value the best sentence states (an
+        # amount, a time, a date, a count, a name): the span is the answer, at once.
+        return compose_extract(question, evidence, sources)
     generated = calls.answer(question.text, evidence, sources, compact=compact)
     text = clean_answer(generated, MAX_ANSWER_CHARS)
     if grounding == "strict" and compact:
