@@ -77,7 +77,7 @@ def test_grounded_answers_carry_citations_and_quote() -> None:
 
 
 def test_a_small_local_model_is_not_asked_for_a_value_the_sentence_states() -> None:
-    model = ScriptedModel(["It is 2 days."])  # "fake:scripted": a small local model
+    model = ScriptedModel(["It is 2 days."], name="local:scripted")  # a small local model
     answer = build(model, grounded=True).query("How long is the unpaid lunch break?")
     assert model.calls == [] and answer.origin == "extract"
     assert answer.answer.startswith("30 minutes [1]")

@@ -204,7 +204,7 @@ def test_a_vector_store_expires_after_its_days_without_use(
     clock.advance(1.5)  # and the file_search tool of responses
     answer = client.responses.create(model="fake:scripted", input="What do krill feed?",
                                      tools=[file_search(vs.id)])
-    assert answer.output_text == "ok"
+    assert "krill" in answer.output_text.lower()  # answered from the store it searched
     assert client.vector_stores.retrieve(vs.id).last_active_at == int(clock.now)
 
     clock.advance(1.9)  # reading and listing are not

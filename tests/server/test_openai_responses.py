@@ -81,7 +81,7 @@ def test_citations_without_markers(setup: tuple[openai.OpenAI, dict[str, str]],
 def test_markers_become_annotations(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     client, ids = setup
     response = client.responses.create(model="fake:scripted", tools=tools(ids),
-                                       input="lunch break minutes, marker please")
+                                       input="How long is the unpaid lunch break? marker please")
     text = response.output_text
     assert text == "The unpaid lunch break is 30 minutes."
     call = response.output[0]

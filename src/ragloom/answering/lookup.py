@@ -66,7 +66,7 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
     if calls is None:
         return compose_extract(question, evidence, sources)
     compact = calls.compact and grounding == "strict"
-    if compact and value_kind(question.text) != "other" and answer_span(
+    if compact and calls.small and value_kind(question.text) != "other" and answer_span(
             question.text, evidence[0].text):
         # A small local model adds nothing to a value the best sentence states (an
         # amount, a time, a date, a count, a name): the span is the answer, at once.

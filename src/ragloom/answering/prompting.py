@@ -89,6 +89,12 @@ def is_compact(model: ModelProvider) -> bool:
     return name.startswith(COMPACT_PROVIDERS) or "smollm" in name
 
 
+def is_bundled_size(model: ModelProvider) -> bool:
+    """A small in-process model (the bundled SmolLM2, a local GGUF file)."""
+    name = (getattr(model, "name", "") or "").lower()
+    return name.startswith(("local", "gguf")) or "smollm" in name
+
+
 def trim_history(history: Sequence[ChatMessage], settings: GenerationSettings,
                  counter: TokenCounter | None = None) -> list[ChatMessage]:
     """The latest turns within the window (messages and tokens), oldest first."""
@@ -130,6 +136,7 @@ class ModelCall:
         self.max_tokens_in_context = max_tokens_in_context
         self.context_sentences = context_sentences
         self.compact = is_compact(model) and settings.template is None
+        self.small = is_bundled_size(model)
         self.response: ChatResponse | None = None
         self.count = 0
 

@@ -35,7 +35,7 @@ MAX_NAME_CHARS = 200
 class ToolArgumentError(InvalidInputError):
     """A tool argument that cannot be used; the message starts with its name."""
 
-    def __init__(self, argument: str, message: str) -> None:
+    def __init__(self, argument: str, message: str = "invalid value") -> None:
         self.argument = argument
         super().__init__(f"{argument}: {message}")
 
