@@ -143,3 +143,37 @@ def test_a_serving_app_keeps_blas_to_one_thread_and_gives_it_back() -> None:
     assert set(seen["serving"]) == {1}
     assert set(seen["after a search"]) == {1}  # not put back when the search ended
     assert seen["stopped"] == seen["before"]
+
+
+def test_open_http_requests_share_the_cores_even_with_the_pool_empty() -> None:
+    work = CpuWork()
+    work.request_started()
+    assert work.beside_others(cores_are_shared)() is False  # one request: its own cores
+    work.request_started()
+    assert work.beside_others(cores_are_shared)() is True  # two open: shared
+    work.request_finished()
+    work.request_finished()
+    assert work.beside_others(cores_are_shared)() is False
+
+
+def test_the_server_counts_its_open_requests(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from ragloom.server.app import create_app
+    from ragloom.server.settings import ServerSettings
+
+    app = create_app(ServerSettings(db=tmp_path / "ragloom.db", llm="none",
+                                    embedder="fake:8", warm_models=False))
+    seen: list[int] = []
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        state = app.state.ragloom
+        original = state.cpu_work.request_started
+
+        def started() -> None:
+            original()
+            seen.append(state.cpu_work._requests)
+
+        state.cpu_work.request_started = started
+        assert client.get("/health").status_code == 200
+    assert seen == [1]
+    assert state.cpu_work._requests == 0

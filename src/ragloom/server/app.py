@@ -79,7 +79,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     # the edge policy's refusals, which come before any route; the tracing span is
     # outermost and covers the whole request.
     app.add_middleware(EdgeMiddleware, state=state)
-    app.add_middleware(RequestMiddleware, metrics=state.metrics)
+    app.add_middleware(RequestMiddleware, metrics=state.metrics, requests=state.cpu_work)
     install_tracing(app, settings)
     app.include_router(build_native_router())
     _mount_openai_compat(app, state)

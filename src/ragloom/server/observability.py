@@ -19,7 +19,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -132,12 +132,22 @@ def _reader(cache: Any, what: str) -> Callable[[], float]:
     return lambda: float(cache.bytes)
 
 
+class RequestCounter(Protocol):
+    """Told when a request starts and ends (the server's CPU accounting)."""
+
+    def request_started(self) -> None: ...
+
+    def request_finished(self) -> None: ...
+
+
 class RequestMiddleware:
     """Request id, timing, access log line and metrics."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, requests: RequestCounter | None = None
+                 ) -> None:
         self.app = app
         self.metrics = metrics
+        self.requests = requests
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -162,9 +172,13 @@ class RequestMiddleware:
             await send(message)
 
         self.metrics.in_flight.inc()
+        if self.requests is not None:
+            self.requests.request_started()
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            if self.requests is not None:
+                self.requests.request_finished()
             self.metrics.in_flight.dec()
             seconds = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
