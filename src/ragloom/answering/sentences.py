@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 
 import numpy as np
 
@@ -136,16 +137,37 @@ def candidate_sentences(matches: Sequence[QueryMatch]) -> list[Sentence]:
     return found
 
 
+def document_names(match: QueryMatch) -> str:
+    """The names a passage's document goes by: its file name (without extension, dashes
+    and underscores as spaces), its title and its section heading."""
+    chunk = match.chunk
+    stem = PurePath(chunk.source).stem.replace("-", " ").replace("_", " ") if chunk.source else ""
+    title = str(chunk.metadata.get("title", "") or "")
+    section = str(chunk.metadata.get("section", "") or chunk.metadata.get("heading", "") or "")
+    return " \n".join(part for part in (stem, title, section) if part)
+
+
 def _stems(text: str) -> list[str]:
     return [porter_stem(word) for word in content_words(text)]
 
 
-def lexical_scores(question: str, sentences: Sequence[str]) -> list[float]:
-    """Share of the question's content words (idf-weighted) that each sentence holds."""
+def lexical_scores(question: str, sentences: Sequence[str],
+                   names: Sequence[str] | None = None) -> list[float]:
+    """Share of the question's content words (idf-weighted) that each sentence holds.
+
+    ``names`` (one per sentence: its document's file name, title and section) count
+    as held by the sentence: the words that name a document locate the document, and
+    every sentence of it is about them; the question's other words (what it asks
+    about the subject) then decide between its sentences ("who presented the 2025
+    sales review" is answered by "Presented by Helen Marsh" in the 2025 review, not
+    by its title line that repeats "Sales Review 2025").
+    """
     asked = list(dict.fromkeys(_stems(question)))
     if not asked or not sentences:
         return [0.0] * len(sentences)
     held = [set(_stems(text)) for text in sentences]
+    if names is not None:
+        held = [terms | set(_stems(name)) for terms, name in zip(held, names, strict=True)]
     frequency = Counter(term for terms in held for term in terms if term in asked)
     total = len(sentences)
     # Lucene's idf stays positive, so a word found in every sentence still counts a little.
@@ -187,7 +209,8 @@ class SentenceRanker:
         if not sentences:
             return []
         texts = [s.text for s in sentences]
-        lexical = lexical_scores(question, texts)
+        lexical = lexical_scores(question, texts,
+                                 [document_names(matches[s.number - 1]) for s in sentences])
         dense = self._dense(question, texts)
         retrieval = [matches[s.number - 1].score for s in sentences]
         w = self.weights

@@ -1,0 +1,87 @@
+"""The gate's signals and the sentence ranker read a passage with its document's names."""
+
+from __future__ import annotations
+
+from ragloom.answering.gate import idf_of, measure, on_subject
+from ragloom.answering.question import read_question
+from ragloom.answering.sentences import SentenceRanker, document_names, lexical_scores
+from ragloom.testing import HashingEmbedder
+from ragloom.types import QueryMatch, TextChunk, TextDocument
+
+
+def match(text: str, source: str, score: float = 0.9, title: str = "") -> QueryMatch:
+    metadata = {"title": title} if title else {}
+    document = TextDocument.create(text, source=source, metadata=metadata)
+    chunk = TextChunk.create(document, text, index=0, start=0, end=len(text))
+    return QueryMatch(chunk=chunk, score=score)
+
+
+REVIEW = ("Northstar Home Stores - Sales Review 2025\nBoard meeting, 29 January 2026\n"
+          "Presented by Helen Marsh, Finance Director")
+
+
+def test_document_names_are_file_stem_title_and_section() -> None:
+    named = document_names(match("text", "/docs/northstar-sales_review-2025.pptx",
+                                 title="Annual review"))
+    assert "northstar sales review 2025" in named
+    assert "Annual review" in named
+
+
+def test_words_naming_the_document_count_for_each_of_its_sentences() -> None:
+    sentences = ["Northstar Home Stores - Sales Review 2025", "Presented by Helen Marsh"]
+    plain = lexical_scores("who presented the 2025 sales review", sentences)
+    named = lexical_scores("who presented the 2025 sales review", sentences,
+                           ["northstar sales review 2025"] * 2)
+    assert plain[0] > plain[1]  # without the names the title line repeats the most words
+    assert named[1] > named[0]  # with them, the word the question asks about decides
+
+
+def test_the_ranker_prefers_the_sentence_with_what_is_asked() -> None:
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    ranked = ranker.rank("who presented the 2025 sales review",
+                         [match(REVIEW, "northstar-sales-review-2025.pptx")])
+    assert ranked[0].text.startswith("Presented by Helen Marsh")
+
+
+def test_coverage_counts_words_found_in_the_document_name() -> None:
+    text = "Emergency repairs are fixed within 4 hours of your call."
+    question = read_question("how fast are emergency repairs fixed at harbour view")
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    for source, covered in (("harbour-view-tenant-handbook.txt", True),
+                            ("tenant-handbook.txt", False)):
+        matches = [match(text, source)]
+        evidence = ranker.rank(question.text, matches)
+        signals = measure(question, evidence, matches, idf_of(question, evidence))
+        assert ("harbour" not in signals.missing) is covered
+        assert ("view" not in signals.missing) is covered
+
+
+def test_attribute_coverage_drops_when_what_is_asked_is_absent() -> None:
+    record = ("sku: PW-VE5; model: Voltera E5; type: electric hybrid; price_gbp: 2150; "
+              "battery: 500 Wh; range_km: 110")
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    matches = [match(record, "pedalworks-catalogue.json")]
+    scores = {}
+    for text in ("voltera e5 top speed", "voltera e5 battery"):
+        question = read_question(text)
+        evidence = ranker.rank(text, matches)
+        scores[text] = measure(question, evidence, matches,
+                               idf_of(question, evidence)).attribute_coverage
+    assert scores["voltera e5 top speed"] == 0.0
+    assert scores["voltera e5 battery"] == 1.0
+
+
+def test_a_document_named_after_another_year_is_not_about_the_year_asked() -> None:
+    question = read_question("northstar total sales 2025")
+    old = match("Region: Total; Sales 2024: £7.15m. Prepared in January 2025.",
+                "northstar-sales-review-2024.md")
+    new = match("Total sales in 2025 were £7.70m.", "northstar-sales-review-2025.pptx")
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    evidence = ranker.rank(question.text, [old, new])
+    kept, missing = on_subject(question, evidence, [old, new])
+    assert missing == ()
+    assert {s.number for s in kept} == {2}
+    # A document named without a year still counts the year it mentions.
+    plain = match("Total sales in 2025 were £7.70m.", "northstar-notes.md")
+    kept, missing = on_subject(question, ranker.rank(question.text, [plain]), [plain])
+    assert kept and missing == ()
