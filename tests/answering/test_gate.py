@@ -85,3 +85,45 @@ def test_a_document_named_after_another_year_is_not_about_the_year_asked() -> No
     plain = match("Total sales in 2025 were £7.70m.", "northstar-notes.md")
     kept, missing = on_subject(question, ranker.rank(question.text, [plain]), [plain])
     assert kept and missing == ()
+
+
+def test_one_letter_labels_pick_the_row_and_the_subject() -> None:
+    from ragloom.answering.question import holds_label, letter_labels
+
+    assert letter_labels("band d council tax riverton") == ("band d",)
+    assert letter_labels("I want a bin") == ()  # an article, not a label
+    assert letter_labels("band A charge") == ("band a",)
+    assert holds_label("band d", "band: D; annual charge: 2,140.20")
+    assert not holds_label("band d", "band: C; annual charge: 1,902.40")
+    rows = ("band: C; annual charge (£): 1,902.40\nband: D; annual charge (£): 2,140.20\n"
+            "band: E; annual charge (£): 2,615.80")
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    ranked = ranker.rank("band d council tax", [match(rows, "council-tax.csv")])
+    assert ranked[0].text.startswith("band: D")
+    question = read_question("band d council tax")
+    other = match("band: A; annual charge (£): 1,426.80", "other-tax.csv")
+    kept, missing = on_subject(question, ranker.rank(question.text, [other]), [other])
+    assert kept == [] and missing == ("band d",)
+
+
+def test_a_value_stated_in_the_next_sentence_answers() -> None:
+    from ragloom.answering.lookup import compose_extract
+
+    text = ("Garden waste collection is a paid subscription. It costs £48 a year for one "
+            "bin. The season runs from April to November.")
+    question = read_question("how much is garden waste collection a year")
+    matches = [match(text, "bins.html")]
+    ranker = SentenceRanker(HashingEmbedder(dimension=64))
+    evidence = ranker.rank(question.text, matches)
+    first = next(s for s in evidence if s.position == 0)
+    ordered = [first, *[s for s in evidence if s is not first]]
+    answer = compose_extract(question, ordered, matches).answer
+    assert answer.startswith("£48 [1]")
+    assert "paid subscription. It costs £48" in answer
+
+
+def test_a_small_model_is_not_asked_to_rewrite_a_table_row() -> None:
+    from ragloom.answering.sentences import is_record
+
+    assert is_record("band: D; annual charge (£): 2,140.20; year: 2025/26")
+    assert not is_record("The deposit is five weeks' rent.")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragloom.answering.grounding import content_words
-from ragloom.answering.question import Question
+from ragloom.answering.question import Question, holds_label
 from ragloom.answering.sentences import Sentence, document_names, is_heading, split_sentences
 from ragloom.answering.spans import answer_span, value_kind
 from ragloom.retrieval.stemmer import porter_stem
@@ -140,6 +140,8 @@ def _squash(text: str) -> str:
 
 
 def _subject_present(item: str, words: set[str], stems: set[str], text: str) -> bool:
+    if re.fullmatch(r"[a-z]{3,} [a-z]", item):  # a one-letter label ("band d")
+        return holds_label(item, text)
     if any(ch.isdigit() for ch in item):
         pattern = r"(?<![\w.])" + re.escape(_squash(item)) + r"(?![\w])"
         spaced = r"(?<![\w.])" + re.escape(item.lower()) + r"(?![\w])"

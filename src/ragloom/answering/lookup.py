@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ragloom.answering.answerer import check_answer, clean_answer, supporting_sentence
 from ragloom.answering.gate import GatePolicy, on_subject, weakness
@@ -22,7 +23,7 @@ from ragloom.answering.grounding import cited_numbers, is_refusal, unsupported_c
 from ragloom.answering.prompting import ModelCall
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, cite, refusal
-from ragloom.answering.sentences import Sentence
+from ragloom.answering.sentences import Sentence, is_record
 from ragloom.answering.spans import answer_span, value_kind
 from ragloom.types import QueryMatch
 
@@ -36,12 +37,30 @@ def _with_quote(short: str, sentence: Sentence) -> str:
     return f"{cite(short, sentence.number)} \u2014 \u201c{sentence.text}\u201d"
 
 
+def stated_value(question: Question, evidence: Sequence[Sentence]) -> tuple[Sentence, str]:
+    """The best sentence and the span of the value asked for that it states ("" if
+    none). A value the best sentence leads up to but does not state is taken from the
+    sentence after it in the same passage ("Garden waste collection is a paid
+    subscription. It costs £48 a year."): the two are then quoted as one."""
+    best = evidence[0]
+    span = answer_span(question.text, best.text)
+    if span or value_kind(question.text) == "other":
+        return best, span
+    after = next((s for s in evidence if s.number == best.number
+                  and s.position == best.position + 1), None)
+    following = answer_span(question.text, after.text) if after is not None else ""
+    if after is None or not following:
+        return best, span
+    return replace(best, text=f"{best.text} {after.text}"), following
+
+
 def compose_extract(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
                     *, model_answer: str = "", problems: Sequence[str] = (),
                     calls: ModelCall | None = None) -> EngineAnswer:
-    """The best sentence's span (or the sentence), cited."""
-    best = evidence[0]
-    span = answer_span(question.text, best.text)
+    """The best sentence's span (or the sentence), cited. A value the best sentence
+    leads up to but does not state is taken from the sentence after it in the same
+    passage ("Garden waste collection is a paid subscription. It costs £48 a year.")."""
+    best, span = stated_value(question, evidence)
     return EngineAnswer(
         answer=_with_quote(span, best), sources=sources, kind=question.kind,
         strategy="lookup", quote=best.text, citations=[best.number],
@@ -66,10 +85,11 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
     if calls is None:
         return compose_extract(question, evidence, sources)
     compact = calls.compact and grounding == "strict"
-    if compact and calls.small and value_kind(question.text) != "other" and answer_span(
-            question.text, evidence[0].text):
+    if compact and calls.small and (is_record(evidence[0].text)
+                                    or stated_value(question, evidence)[1]):
         # A small local model adds nothing to a value the best sentence states (an
-        # amount, a time, a date, a count, a name): the span is the answer, at once.
+        # amount, a time, a date, a count, a name), and garbles a table row it
+        # rewrites: the span (or the row) is the answer, at once.
         return compose_extract(question, evidence, sources)
     generated = calls.answer(question.text, evidence, sources, compact=compact)
     text = clean_answer(generated, MAX_ANSWER_CHARS)

@@ -112,9 +112,38 @@ def _plural_list(question: str) -> bool:
         bool(re.match(r"^\s*(list|name|enumerate)\b", question, re.I))
 
 
+#: A word followed by a one-letter label: "band d", "type c", "plan b", "zone a".
+_LETTER_LABEL = re.compile(r"\b([A-Za-z]{3,})\s+([A-Za-z])\b(?![.'\u2019]\w)")
+_UNLABELLED = ("a an the is are was were be for of to in on at by from with and or but not "
+               "what which who how when where why does do did can could should would will "
+               "has have had")
+_NOT_LABELLED = frozenset(_UNLABELLED.split())
+
+
+def letter_labels(question: str) -> tuple[str, ...]:
+    """The question's one-letter labels with the word they label ("band d"): a letter
+    is no word of its own, so without this "band d" and "band c" read the same. "a"
+    and "i" count only written as capitals ("band A"; "want a bin" has no label)."""
+    found = []
+    for match in _LETTER_LABEL.finditer(question):
+        word, letter = match.group(1), match.group(2)
+        if word.lower() in _NOT_LABELLED or (letter in "ai"):
+            continue
+        found.append(f"{word.lower()} {letter.lower()}")
+    return tuple(dict.fromkeys(found))
+
+
+def holds_label(label: str, text: str) -> bool:
+    """Whether ``text`` names ``label`` ("band d"): "Band D", "band: D", "BAND-D"."""
+    word, letter = label.split()
+    return re.search(rf"\b{re.escape(word)}\W{{1,3}}{re.escape(letter)}\b", text,
+                     re.IGNORECASE) is not None
+
+
 def subject_of(question: str) -> tuple[str, ...]:
-    """Codes, numbers and proper names in the question (its first word excepted)."""
-    found: list[str] = []
+    """Codes, numbers, one-letter labels ("band d") and proper names in the question
+    (its first word excepted)."""
+    found: list[str] = list(letter_labels(question))
     for match in _CODE.finditer(question):
         found.append(match.group(0).strip(".-/"))
     body = question.strip()

@@ -25,6 +25,7 @@ import numpy as np
 
 from ragloom.answering.evidence import expected_kind, has_kind
 from ragloom.answering.grounding import content_words, numbers_in
+from ragloom.answering.question import holds_label, letter_labels
 from ragloom.answering.tables import with_records
 from ragloom.chunking.sentences import sentence_spans
 from ragloom.errors import RagError
@@ -108,6 +109,11 @@ def _names_column(text: str, asked: set[str]) -> bool:
     if not labels or (len(labels) == 1 and len(text) > 120):
         return False
     return any(set(_stems(label.replace("_", " "))) & asked for label in labels)
+
+
+def is_record(text: str) -> bool:
+    """A table row read as ``header: value; header: value`` (two labels or more)."""
+    return len(_LABEL.findall(text)) >= 2
 
 
 def is_heading(text: str) -> bool:
@@ -216,6 +222,7 @@ class SentenceRanker:
         w = self.weights
         kind = expected_kind(question)
         asked = set(_stems(question))
+        labels = letter_labels(question)
         scored = []
         for s, d, lx, r in zip(sentences, dense, lexical, retrieval, strict=True):
             score = w.dense * d + w.lexical * lx + w.retrieval * r
@@ -223,6 +230,8 @@ class SentenceRanker:
                 score += w.kind
             if _names_column(s.text, asked):
                 score += w.label
+            if labels and any(holds_label(label, s.text) for label in labels):
+                score += w.label  # "band d" -> the row "band: D; ..."
             if is_heading(s.text) or s.text.rstrip().endswith("?") or _echoes(s.text, asked):
                 score *= w.heading
             scored.append(replace(s, score=score, dense=d, lexical=lx))
