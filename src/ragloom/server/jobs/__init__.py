@@ -8,14 +8,31 @@ turns between tenants), :mod:`.worker` (the thread). The names stay importable f
 from ragloom.server.jobs.model import (
     FETCHED_KEY,
     FETCHED_MARK,
+    NATIVE_KINDS,
     STATUSES,
     Job,
+    JobControl,
+    JobHandler,
     JobRequest,
+    Outcome,
     failure_reason,
     unexpected_reason,
 )
 from ragloom.server.jobs.queue import JobQueue
 from ragloom.server.jobs.worker import JobWorker
 
-__all__ = ["FETCHED_KEY", "FETCHED_MARK", "STATUSES", "Job", "JobQueue", "JobRequest",
-           "JobWorker", "failure_reason", "unexpected_reason"]
+__all__ = [
+    "FETCHED_KEY",
+    "FETCHED_MARK",
+    "NATIVE_KINDS",
+    "STATUSES",
+    "Job",
+    "JobControl",
+    "JobHandler",
+    "JobQueue",
+    "JobRequest",
+    "JobWorker",
+    "Outcome",
+    "failure_reason",
+    "unexpected_reason",
+]

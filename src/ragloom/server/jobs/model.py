@@ -7,12 +7,16 @@ import json
 import os
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ragloom.errors import RagError
 
 STATUSES = ("in_progress", "completed", "failed", "cancelled")
+#: The kinds of an upload to a knowledge base (run together, by the worker itself);
+#: other kinds are run by the handler registered for them (:class:`JobHandler`).
+NATIVE_KINDS = ("file", "text", "url")
 COLUMNS = ("id, tenant_id, kb_id, batch_id, kind, payload, status, reason, message, result, "
             "created, updated")
 #: In a URL job's JSON payload once its bytes are fetched.
@@ -105,3 +109,32 @@ def unexpected_reason(exc: BaseException) -> str:
 def failure_reason(message: str) -> str:
     return "unsupported_file" if _UNSUPPORTED.search(message) else "invalid_file"
 
+
+
+#: How a job ended: (job, status, reason, message, result).
+Outcome = tuple["Job", str, "str | None", "str | None", dict[str, Any]]
+
+
+class JobControl(Protocol):
+    """What a handler may ask of the worker that runs its jobs."""
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def check_cancelled(self, kb_id: str) -> None:
+        """Raise ``CollectionDroppedError`` once ``kb_id`` is being deleted."""
+
+
+class JobHandler(Protocol):
+    """Runs the jobs of its ``kinds`` for the one worker (a vector store's files, chunks
+    to insert). ``group_size``: jobs of one knowledge base run together at most."""
+
+    kinds: tuple[str, ...]
+    group_size: int
+
+    def run(self, jobs: Sequence[Job], control: JobControl) -> Sequence[Outcome]:
+        """Run a group (one knowledge base, one kind) and say how each job ended; a job
+        left out stays pending (given back)."""
+
+    def failed(self, jobs: Sequence[Job], message: str) -> None:
+        """The group failed unexpectedly: record it where the handler's clients look."""

@@ -44,7 +44,7 @@ from ragloom.server.catalog import KbRecord
 from ragloom.server.db import ServerDatabase, new_id, now
 from ragloom.server.errors import ApiError, not_found
 from ragloom.server.jobs.model import COLUMNS as _COLUMNS
-from ragloom.server.jobs.model import FETCHED_KEY, FETCHED_MARK, Job, JobRequest
+from ragloom.server.jobs.model import FETCHED_KEY, FETCHED_MARK, NATIVE_KINDS, Job, JobRequest
 from ragloom.server.jobs.model import safe_name as _safe_name
 
 log = logging.getLogger("ragloom.server.jobs")
@@ -159,9 +159,50 @@ class JobQueue:
         row = self.db.one("SELECT count(*) FROM jobs WHERE status = 'in_progress'")
         return int(row[0]) if row else 0
 
-    def next_group(self, limit: int) -> list[Job]:
-        """Claim the oldest free pending jobs of one knowledge base: they are this
-        process's until their lease runs out.
+    def submit_work(self, tenant_id: str, kb_id: str, kind: str,
+                    payloads: Sequence[dict[str, Any]], *,
+                    batch_id: str | None = None) -> list[Job]:
+        """Record jobs of another kind than an upload's (a vector store file, chunks to
+        insert): ``payloads`` is what their handler needs; nothing is staged on disk."""
+        stamp = now()
+        jobs = [Job(id=new_id("job"), tenant_id=tenant_id, kb_id=kb_id, batch_id=batch_id,
+                    kind=kind, payload=dict(payload), status="in_progress", created=stamp,
+                    updated=stamp) for payload in payloads]
+        with self.db.transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
+                "?, ?)", [(j.id, j.tenant_id, j.kb_id, j.batch_id, j.kind, json.dumps(j.payload),
+                           j.status, j.created, j.updated) for j in jobs])
+        self.wakeup.set()
+        return jobs
+
+    def by_id(self, job_id: str) -> Job | None:
+        row = self.db.one(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return None if row is None else Job.from_row(row)
+
+    def cancel_kb(self, kb_id: str, message: str = "the knowledge base was deleted") -> int:
+        """Cancel every pending job of ``kb_id`` (a knowledge base or vector store being
+        deleted); the worker lets go of a running one (see :meth:`JobWorker.cancel_kb`)."""
+        return self.db.execute("UPDATE jobs SET status = 'cancelled', reason = 'cancelled', "
+                               "message = ?, updated = ? WHERE kb_id = ? AND "
+                               "status = 'in_progress'", (message, now(), kb_id))
+
+    def pending_jobs(self, kind: str) -> list[Job]:
+        rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE status = 'in_progress' AND "
+                           "kind = ? ORDER BY created, id", (kind,))
+        return [Job.from_row(r) for r in rows]
+
+    def pending_of(self, kind: str) -> int:
+        row = self.db.one("SELECT count(*) FROM jobs WHERE status = 'in_progress' AND "
+                          "kind = ?", (kind,))
+        return int(row[0]) if row else 0
+
+    def next_group(self, limit: int, *, kinds: Sequence[str] | None = None,
+                   limits: dict[str, int] | None = None) -> list[Job]:
+        """Claim the oldest free pending jobs of one knowledge base and one kind of work
+        (uploads, texts and fetched URLs go together): they are this process's until
+        their lease runs out. ``kinds``: only those (the kinds this worker runs);
+        ``limits``: a group size by kind instead of ``limit``.
 
         Tenants take turns (round-robin by tenant id): the knowledge base is the one
         whose job waited longest among the jobs of the tenant after the one served
@@ -172,18 +213,27 @@ class JobQueue:
         stamp = now()
         free = (f"status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) "
                 f"AND (kind <> 'url' OR payload LIKE '%{FETCHED_MARK}%')")
+        params: list[Any] = [stamp]
+        if kinds is not None:
+            if not kinds:
+                return []
+            free += f" AND kind IN ({', '.join('?' for _ in kinds)})"
+            params.extend(kinds)
         with self.db.transaction() as conn:
             tenants = [r[0] for r in conn.execute(
                 f"SELECT DISTINCT tenant_id FROM jobs WHERE {free} ORDER BY tenant_id",
-                (stamp,)).fetchall()]
+                params).fetchall()]
             if not tenants:
                 return []
             tenant = next((t for t in tenants if t > self._last_tenant), tenants[0])
-            first = conn.execute(f"SELECT kb_id FROM jobs WHERE {free} AND tenant_id = ? "
-                                 "ORDER BY created, id LIMIT 1", (stamp, tenant)).fetchone()
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE {free} AND kb_id = ? "
-                                "ORDER BY created, id LIMIT ?", (stamp, first[0], limit)
-                                ).fetchall()
+            first = conn.execute(f"SELECT kb_id, kind FROM jobs WHERE {free} AND tenant_id = ?"
+                                 " ORDER BY created, id LIMIT 1", [*params, tenant]).fetchone()
+            family = NATIVE_KINDS if first[1] in NATIVE_KINDS else (first[1],)
+            size = (limits or {}).get(first[1], limit)
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM jobs WHERE {free} AND kb_id = ? AND kind IN "
+                f"({', '.join('?' for _ in family)}) ORDER BY created, id LIMIT ?",
+                [*params, first[0], *family, size]).fetchall()
             conn.executemany("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?",
                              [(self.owner, stamp + self.lease_seconds, r[0]) for r in rows])
         self._last_tenant = tenant

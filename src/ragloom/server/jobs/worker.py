@@ -15,7 +15,14 @@ from typing import Any
 from ragloom.errors import CollectionDroppedError, RagError
 from ragloom.ingestion.report import IngestEvent
 from ragloom.server.catalog import Catalog
-from ragloom.server.jobs.model import Job, failure_reason, unexpected_reason
+from ragloom.server.jobs.model import (
+    NATIVE_KINDS,
+    Job,
+    JobHandler,
+    Outcome,
+    failure_reason,
+    unexpected_reason,
+)
 from ragloom.server.jobs.model import safe_name as _safe_name
 from ragloom.server.jobs.queue import JobQueue
 from ragloom.types import TextDocument
@@ -26,7 +33,7 @@ log = logging.getLogger("ragloom.server.jobs")
 class JobWorker:
     """The background thread that runs jobs; :meth:`start` / :meth:`stop`."""
 
-    def __init__(self, queue: JobQueue, catalog: Catalog, *, batch_files: int = 64,
+    def __init__(self, queue: JobQueue, catalog: Catalog | None, *, batch_files: int = 64,
                  isolate_parsing: bool = True,
                  on_finish: Callable[[str], None] | None = None,
                  on_write: Callable[[Any], None] | None = None) -> None:
@@ -46,6 +53,19 @@ class JobWorker:
         self.current_kb: str | None = None
         self._cancelled: set[str] = set()
         self._cancel_lock = threading.Lock()
+        #: Handlers of the other kinds of jobs, by kind (see :meth:`register`).
+        self.handlers: dict[str, JobHandler] = {}
+
+    def register(self, handler: JobHandler) -> None:
+        """Run the jobs of ``handler.kinds`` with ``handler`` (this worker claims only
+        kinds it can run)."""
+        for kind in handler.kinds:
+            self.handlers[kind] = handler
+        self.queue.wakeup.set()
+
+    def kinds(self) -> list[str]:
+        native = list(NATIVE_KINDS) if self.catalog is not None else []
+        return native + sorted(self.handlers)
 
     def start(self) -> None:
         if not self.queue.files_in_database:  # the only server on this database
@@ -99,6 +119,9 @@ class JobWorker:
         self.queue.discard_cancelled(kb_id)
         return drained
 
+    def check_cancelled(self, kb_id: str) -> None:
+        self._check_cancelled(kb_id)
+
     def _check_cancelled(self, kb_id: str) -> None:
         with self._cancel_lock:
             cancelled = kb_id in self._cancelled
@@ -121,7 +144,9 @@ class JobWorker:
 
     def _step(self) -> None:
         try:
-            jobs = self.queue.next_group(self.batch_files)
+            jobs = self.queue.next_group(
+                self.batch_files, kinds=self.kinds(),
+                limits={kind: h.group_size for kind, h in self.handlers.items()})
         except Exception:
             log.exception("cannot read the job table")
             jobs = []
@@ -164,6 +189,12 @@ class JobWorker:
                 if self._stop.wait(min(5.0, 0.5 * 2 ** attempt)):
                     return
             else:
+                handler = self.handlers.get(jobs[0].kind) if jobs else None
+                if handler is not None:
+                    try:
+                        handler.failed(jobs, message)
+                    except Exception:
+                        log.exception("cannot record the failure of %d jobs", len(jobs))
                 if self.on_finish is not None:
                     for _job in jobs:
                         self.on_finish("failed")
@@ -260,21 +291,43 @@ class JobWorker:
         unless the delete cancelled them already)."""
         self.current_kb = jobs[0].kb_id
         try:
-            self._run_group(jobs)
+            handler = self.handlers.get(jobs[0].kind)
+            if handler is not None:
+                self._run_handled(handler, jobs)
+            else:
+                self._run_group(jobs)
         except CollectionDroppedError as exc:
             self.queue.finish([(j, "failed", "collection_deleted", str(exc), {})
                                for j in jobs])
         finally:
             self.current_kb = None
 
+    def _run_handled(self, handler: JobHandler, jobs: Sequence[Job]) -> None:
+        outcomes = list(handler.run(jobs, self))
+        if self._stop.is_set() and not outcomes:
+            self._give_back(jobs)
+            return
+        self.queue.finish(outcomes)
+        done = {job.id for job, *_ in outcomes}
+        left = [job for job in jobs if job.id not in done]
+        if left:
+            self._give_back(left)
+        if self.on_finish is not None:
+            for _job, status, *_ in outcomes:
+                self.on_finish(status)
+
     def _run_group(self, jobs: Sequence[Job]) -> None:
+        if self.catalog is None:
+            self.queue.finish([(j, "failed", "server_error", "this server has no knowledge "
+                                "bases", {}) for j in jobs])
+            return
         record = self.catalog.by_id(jobs[0].kb_id)
         if record is None:
             self.queue.finish([(j, "cancelled", None, "the knowledge base was deleted", {})
                                for j in jobs])
             return
         knowledge_base = self.catalog.open(record)
-        outcomes: list[tuple[Job, str, str | None, str | None, dict[str, Any]]] = []
+        outcomes: list[Outcome] = []
         by_source: dict[str, Job] = {}
         deferred: list[Job] = []
         documents: list[TextDocument] = []
