@@ -34,6 +34,7 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from ragloom.server.openai_compat.db import MetaDB
     from ragloom.server.openai_compat.errors import ERROR_RESPONSES
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+    from ragloom.server.openai_compat.insert_jobs import InsertHandler, InsertJobs
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.llama_context import LlamaContext
     from ragloom.server.openai_compat.llama_objects import LlamaObjects
@@ -83,14 +84,16 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     vector_stores.add_routes(router, api)
     files.add_routes(router, deps, db, purger)
     knowledge = Knowledge(deps, db, collections)
-    llama = LlamaContext(deps, knowledge, LlamaObjects(db))
+    inserts = InsertJobs(deps, knowledge, ingestor.queue, deadline=deps.insert_deadline)
+    ingestor.worker.register(InsertHandler(inserts))
+    llama = LlamaContext(deps, knowledge, LlamaObjects(db), inserts)
     conversations = Conversations(llama.objects)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
                              clock=deps.clock, hooks=LlamaHooks(llama, conversations),
                              chooser=ModelChooser(deps))
     responses_routes.add_routes(router, deps, engine)
     inference.add_routes(router, deps, knowledge)
-    spec.add_routes(router, deps, knowledge)
+    spec.add_routes(router, deps, knowledge, inserts)
     add_llama_stack_routes(router, llama, conversations)
     state: Any = router
     state.ragloom_ingestor = ingestor  # tests wait on it; the core may too

@@ -73,6 +73,8 @@ class OpenAIDeps:
     #: files are ingested as its jobs; None: a router mounted alone runs its own.
     job_queue: Any = None
     job_worker: Any = None
+    #: Seconds a Llama Stack insert (Vector IO, RAG tool) may run, as a job.
+    insert_deadline: float = 300.0
     #: An older server's file of these tables, moved into ``database`` at start-up.
     legacy_db_path: str | None = None
 
