@@ -165,9 +165,11 @@ class JobQueue:
         """Record jobs of another kind than an upload's (a vector store file, chunks to
         insert): ``payloads`` is what their handler needs; nothing is staged on disk."""
         stamp = now()
+        # A microsecond apart: they run in the order they were sent.
         jobs = [Job(id=new_id("job"), tenant_id=tenant_id, kb_id=kb_id, batch_id=batch_id,
-                    kind=kind, payload=dict(payload), status="in_progress", created=stamp,
-                    updated=stamp) for payload in payloads]
+                    kind=kind, payload=dict(payload), status="in_progress",
+                    created=stamp + n * 1e-6, updated=stamp)
+                for n, payload in enumerate(payloads)]
         with self.db.transaction() as conn:
             conn.executemany(
                 f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
