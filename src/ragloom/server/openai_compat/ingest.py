@@ -120,8 +120,9 @@ class VectorStoreIngestor:
         self.group_size = group_size
         self._owns_worker = worker is None
         if queue is None:
-            queue = JobQueue(db.database, Path(tempfile.gettempdir()) / "ragloom-v1-jobs",
-                             lease_seconds=lease_seconds)
+            queue = worker.queue if worker is not None else JobQueue(
+                db.database, Path(tempfile.gettempdir()) / "ragloom-v1-jobs",
+                lease_seconds=lease_seconds)
         self.queue = queue
         self.worker = worker if worker is not None else JobWorker(queue, None)
         self.worker.register(self)
