@@ -253,3 +253,41 @@ def test_a_worker_thread_ends_only_with_stop(tmp_path: Path) -> None:
     finally:
         worker.stop()
         database.close()
+
+
+class _Gated(HashingEmbedder):
+    """Embeds documents slowly, saying when it started."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.entered = threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
+        self.entered.set()
+        time.sleep(0.5)
+        return super().embed_documents(texts)
+
+
+def test_deleting_a_vector_store_cancels_and_drains_its_file_jobs(tmp_path: Path) -> None:
+    embedder = _Gated()
+    app = make_app(tmp_path, embedder, None)
+    with serve(app) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="key-a", max_retries=0)
+        vs = client.vector_stores.create(name="docs")
+        fid = client.files.create(file=("a.txt", b"Walrus facts."), purpose="assistants").id
+        client.vector_stores.files.create(vector_store_id=vs.id, file_id=fid)
+        assert embedder.entered.wait(30)
+        assert client.vector_stores.delete(vs.id).deleted
+        ingestor = app.state.ragloom_ingestor
+        assert ingestor.worker.current_kb != vs.id  # drained before the answer
+        (job,) = [j for j in ingestor.queue.list_jobs(_Tenant("a")) if j.kb_id == vs.id]
+        assert job.status == "cancelled"
+        again = client.vector_stores.create(name="again")
+        done = client.vector_stores.files.create_and_poll(
+            vector_store_id=again.id, file_id=fid, poll_interval_ms=20)
+        assert done.status == "completed" and ingestor.worker.alive()
+
+
+class _Tenant:
+    def __init__(self, ident: str) -> None:
+        self.id = ident

@@ -178,6 +178,11 @@ class JobQueue:
         self.wakeup.set()
         return jobs
 
+    def replace_payload(self, job: Job, payload: dict[str, Any]) -> None:
+        """Keep less of a job that ran (an insert's chunks, once stored)."""
+        self.db.execute("UPDATE jobs SET payload = ? WHERE id = ?", (json.dumps(payload),
+                                                                     job.id))
+
     def by_id(self, job_id: str) -> Job | None:
         row = self.db.one(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
         return None if row is None else Job.from_row(row)

@@ -124,6 +124,11 @@ class InsertJobs:
                                             "param": error.param}}))
             else:
                 outcomes.append((job, "completed", None, None, {}))
+            # The content is stored (or refused): the row keeps what it was, not all of it.
+            self.queue.replace_payload(job, {
+                **{k: v for k, v in job.payload.items() if k not in ("chunks", "documents")},
+                "chunk_count": len(job.payload.get("chunks") or []),
+                "document_count": len(job.payload.get("documents") or [])})
         return outcomes
 
     def failed(self, jobs: Sequence[Job], message: str) -> None:
