@@ -21,10 +21,12 @@ create``) write meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -139,6 +141,19 @@ class SqlDatabase(Protocol):
     def close(self) -> None: ...
 
 
+class _Reader:
+    """A thread's read connection, closed when the thread (its only holder) ends."""
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
 def new_id(prefix: str) -> str:
     """``prefix_`` and 24 random hex digits: unguessable, so ids leak nothing."""
     return f"{prefix}_{secrets.token_hex(12)}"
@@ -153,7 +168,7 @@ class ServerDatabase:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
         self._components: set[str] = set()
         self._pg = (PostgresDatabase(self.path, POSTGRES_SCHEMA, component="server",
                                      version=SCHEMA_VERSION, migrations=POSTGRES_MIGRATIONS)
@@ -205,9 +220,9 @@ class ServerDatabase:
         if self._pg is not None:
             self._pg.close()
         with self._lock:
-            for reader in self._readers:
-                reader.close()
-            self._readers.clear()
+            for reader in list(self._readers):
+                reader.conn.close()
+            self._readers = weakref.WeakSet()
             self._local = threading.local()
             if self._conn is not None:
                 self._conn.close()
@@ -218,9 +233,9 @@ class ServerDatabase:
         database, or this thread is inside a write transaction)."""
         if self.path == ":memory:" or bool(getattr(self._local, "writing", 0)):
             return None
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
+        held: _Reader | None = getattr(self._local, "reader", None)
+        if held is not None:
+            return held.conn
         with self._lock:
             self._connect()  # the schema exists before anyone reads
             try:
@@ -231,8 +246,10 @@ class ServerDatabase:
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open the server database {self.path}: {exc}"
                                  ) from exc
-            self._readers.append(conn)
-        self._local.conn = conn
+            held = _Reader(conn)
+            self._readers.add(held)
+        # Only this thread holds it: it is closed when the thread ends.
+        self._local.reader = held
         return conn
 
     def _read(self, sql: str, params: Sequence[Any], *, named: bool = False,
