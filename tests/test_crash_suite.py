@@ -54,7 +54,9 @@ def test_kill_9_trials_and_faults_leave_every_store_exact(tmp_path: Path) -> Non
     assert total["trials"] == 4
     assert result["failures"] == []
     assert (total["lost"], total["duplicated"], total["orphaned"]) == (0, 0, 0)
-    assert total["integrity_checks"] >= 4 * 2 and total["integrity_failed"] == 0
+    # One server database (the /v1 tables in server.db): a trial checks its store and,
+    # for a server, server.db; at least one file each, every check passing.
+    assert total["integrity_checks"] >= 4 and total["integrity_failed"] == 0
     assert {kind: row["trials"] for kind, row in result["by_kind"].items()} == {
         "cli": 1, "native": 1, "v1": 1, "delete": 1}
     cases = {case["case"]: case for case in result["faults"]}

@@ -44,7 +44,9 @@ def make_app(tmp_path: Path, embedder: EmbeddingProvider, model: ModelProvider |
                       db_path=str(tmp_path / "openai.sqlite"), open_knowledge_base=open_kb,
                       poll_after_ms=20, **options)
     app = FastAPI()
-    app.include_router(build_router(deps))
+    router = build_router(deps)
+    app.include_router(router)
+    app.state.ragloom_ingestor = router.ragloom_ingestor  # type: ignore[attr-defined]
     return app
 
 

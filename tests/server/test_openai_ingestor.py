@@ -47,8 +47,12 @@ def test_one_request_is_one_stream_and_every_file_ends(tmp_path: Path) -> None:
     collections = _Counting(str(tmp_path / "vectors.sqlite"))
     ingestor = VectorStoreIngestor(db, collections)
     items = _files(db, 600)  # more than the 512 a group held before
-    ingestor.submit(items)
-    assert ingestor.idle.wait(120)
+    ingestor.submit("t", items)
+    ingestor.ensure_started()
+    try:
+        assert ingestor.wait_idle(120)
+    finally:
+        ingestor.stop()
     rows = {r["file_id"]: r for r in db.rows("SELECT * FROM oai_vs_files")}
     assert collections.streams == 1
     assert [f for f, r in rows.items() if r["status"] != "completed"] == ["file-0007"]

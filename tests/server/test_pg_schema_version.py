@@ -103,8 +103,10 @@ def test_the_sqlite_openai_tables_refuse_a_newer_version_too(tmp_path: Path) -> 
 
     path = tmp_path / "openai.sqlite"
     MetaDB(str(path)).rows("SELECT id FROM oai_files")
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == OPENAI_VERSION
-        conn.execute(f"PRAGMA user_version = {OPENAI_VERSION + 1}")
+    with sqlite3.connect(path) as conn:  # one database: each set of tables has its row
+        versions = "SELECT version FROM schema_versions WHERE component = 'openai'"
+        assert conn.execute(versions).fetchone()[0] == OPENAI_VERSION
+        conn.execute(f"UPDATE schema_versions SET version = {OPENAI_VERSION + 1} "
+                     "WHERE component = 'openai'")
     with pytest.raises(StoreError, match=f"schema version {OPENAI_VERSION + 1}.*newer ragloom"):
         MetaDB(str(path)).rows("SELECT id FROM oai_files")

@@ -134,27 +134,25 @@ def test_uploads_wait_in_postgresql_and_leave_with_their_job(pg_database: Any,
 
 def test_vector_store_files_are_claimed_once_and_taken_over_after_the_lease(
         pg_url: str) -> None:
-    from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+    """A vector store file is a job of the one job table: two replicas never run it at
+    once, and one that stopped renewing its lease loses it to the other."""
+    import time
 
-    first_db, second_db = MetaDB(pg_url), MetaDB(pg_url)  # two replicas
+    from ragloom.server.openai_compat.ingest import VS_FILE
+
+    first_db, second_db = ServerDatabase(pg_url), ServerDatabase(pg_url)  # two replicas
     try:
-        first_db.execute("DELETE FROM oai_vector_stores")
-        first_db.execute("INSERT INTO oai_vector_stores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         ("vs_1", "t1", "n", 1, 1, "{}", None, None))
-        for file_id in ("file-a", "file-b"):
-            first_db.execute("INSERT INTO oai_vs_files (vs_id, file_id, tenant, status, "
-                             "attributes, chunking, created_at) VALUES "
-                             "(?, ?, 't1', 'in_progress', '{}', '{}', 1)", ("vs_1", file_id))
-        first = VectorStoreIngestor(first_db, None, lease_seconds=0.3)  # type: ignore[arg-type]
-        second = VectorStoreIngestor(second_db, None, lease_seconds=60)  # type: ignore[arg-type]
-        assert first._claim() == [("vs_1", "file-a"), ("vs_1", "file-b")]
-        assert second._claim() == []  # leased by a live replica
-        import time
-
+        first_db.execute("DELETE FROM jobs")
+        first = JobQueue(first_db, Path("unused"), lease_seconds=0.3)
+        second = JobQueue(second_db, Path("unused"), lease_seconds=60)
+        jobs = first.submit_work("t1", "vs_1", VS_FILE,
+                                 [{"file_id": "file-a"}, {"file_id": "file-b"}])
+        ids = sorted(j.id for j in jobs)
+        assert sorted(j.id for j in first.next_group(10, kinds=[VS_FILE])) == ids
+        assert second.next_group(10, kinds=[VS_FILE]) == []  # leased by a live replica
         time.sleep(0.4)  # the first replica stopped renewing
-        assert second._claim() == [("vs_1", "file-a"), ("vs_1", "file-b")]
-        assert first._claim() == []
+        assert sorted(j.id for j in second.next_group(10, kinds=[VS_FILE])) == ids
+        assert first.next_group(10, kinds=[VS_FILE]) == []
     finally:
         first_db.close()
         second_db.close()

@@ -150,11 +150,11 @@ def test_a_locked_database_fails_the_job_and_the_worker_goes_on(
         real_next = worker.queue.next_group
         failures = {"n": 0}
 
-        def flaky_next(limit: int) -> Any:  # the job table itself locked once, too
+        def flaky_next(limit: int, **kinds: Any) -> Any:  # the job table locked once, too
             if failures["n"] == 0:
                 failures["n"] += 1
                 raise sqlite3.OperationalError("database is locked")
-            return real_next(limit)
+            return real_next(limit, **kinds)
 
         monkeypatch.setattr(worker.queue, "next_group", flaky_next)
         with server.client() as client:

@@ -6,19 +6,27 @@ file ``server.db`` (knowledge base content lives in the store's file beside it);
 surface the server uses: ``transaction`` / ``execute`` / ``one`` / ``all``, with
 ``?`` placeholders.
 
-One connection, shared by the threads of one process under a lock: every statement
-here is small (a row or a few), so serialising them costs microseconds, and the
-store's database, where the heavy reads happen, is a different file. WAL mode and a
-30 s busy timeout let another process (``ragloom keys create``) write meanwhile
-without anyone seeing "database is locked".
+One database for the whole server: the OpenAI-compatible API's tables (files,
+vector stores, their links, stored responses) live in the same file, registered by
+their component with :meth:`ServerDatabase.ensure_component` (each set of tables has
+its own version in ``schema_versions``, as on PostgreSQL).
+
+Connections, as datasette's ``database.py`` has them: one writer connection, taken
+in turns under a lock (so SQLite sees one writer and nobody waits on "database is
+locked"), and a read connection per thread (WAL: reads never wait for the writer).
+A thread inside a write transaction reads on the writer's connection, so it sees its
+own writes. WAL mode and a 30 s busy timeout let another process (``ragloom keys
+create``) write meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -133,6 +141,19 @@ class SqlDatabase(Protocol):
     def close(self) -> None: ...
 
 
+class _Reader:
+    """A thread's read connection, closed when the thread (its only holder) ends."""
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
 def new_id(prefix: str) -> str:
     """``prefix_`` and 24 random hex digits: unguessable, so ids leak nothing."""
     return f"{prefix}_{secrets.token_hex(12)}"
@@ -146,6 +167,9 @@ class ServerDatabase:
         self.path = str(path)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._local = threading.local()
+        self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
+        self._components: set[str] = set()
         self._pg = (PostgresDatabase(self.path, POSTGRES_SCHEMA, component="server",
                                      version=SCHEMA_VERSION, migrations=POSTGRES_MIGRATIONS)
                     if is_postgres_url(self.path) else None)
@@ -169,12 +193,16 @@ class ServerDatabase:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 30000")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                        "AND name = 'jobs'").fetchone() is None:
+                version = 0  # a file of other tables only (the OpenAI API's, before 0.x)
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path} was written by a newer ragloom server "
                                  f"(schema {version}); upgrade ragloom")
             if version < SCHEMA_VERSION:
                 conn.execute("BEGIN IMMEDIATE")
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version:
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
                 if version < 1:
                     for statement in SCHEMA:
                         conn.execute(statement)
@@ -192,9 +220,89 @@ class ServerDatabase:
         if self._pg is not None:
             self._pg.close()
         with self._lock:
+            for reader in list(self._readers):
+                reader.conn.close()
+            self._readers = weakref.WeakSet()
+            self._local = threading.local()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """This thread's read connection; None: read on the writer's (an in-memory
+        database, or this thread is inside a write transaction)."""
+        if self.path == ":memory:" or bool(getattr(self._local, "writing", 0)):
+            return None
+        held: _Reader | None = getattr(self._local, "reader", None)
+        if held is not None:
+            return held.conn
+        with self._lock:
+            self._connect()  # the schema exists before anyone reads
+            try:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA busy_timeout = 30000")
+                conn.execute("PRAGMA foreign_keys = ON")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open the server database {self.path}: {exc}"
+                                 ) from exc
+            held = _Reader(conn)
+            self._readers.add(held)
+        # Only this thread holds it: it is closed when the thread ends.
+        self._local.reader = held
+        return conn
+
+    def _read(self, sql: str, params: Sequence[Any], *, named: bool = False,
+              first: bool = False) -> list[Any]:
+        reader = self._reader()
+        if reader is None:
+            with self._lock:
+                return self._fetch(self._connect(), sql, params, named, first)
+        return self._fetch(reader, sql, params, named, first)
+
+    @staticmethod
+    def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any], named: bool,
+               first: bool) -> list[Any]:
+        cursor = conn.cursor()
+        if named:
+            cursor.row_factory = sqlite3.Row
+        try:
+            cursor.execute(sql, params)
+            if first:
+                row = cursor.fetchone()
+                return [] if row is None else [row]
+            return list(cursor.fetchall())
+        finally:
+            cursor.close()
+
+    def ensure_component(self, component: str, statements: Sequence[str], version: int, *,
+                         columns: Sequence[tuple[str, str, str]] = ()) -> None:
+        """Create another component's tables in this database (once per process):
+        ``statements`` (``IF NOT EXISTS``), then each missing ``(table, column, type)``
+        of ``columns``; its version is kept in ``schema_versions``, and a newer one
+        than ``version`` is refused."""
+        if component in self._components or self._pg is not None:
+            return
+        with self.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY "
+                         "KEY, version INTEGER NOT NULL)")
+            found = conn.execute("SELECT version FROM schema_versions WHERE component = ?",
+                                 (component,)).fetchone()
+            if found is not None and found[0] > version:
+                raise StoreError(
+                    f"{self.path} holds the {component} tables of schema version {found[0]}, "
+                    f"written by a newer ragloom; this one knows version {version} at most. "
+                    "Upgrade ragloom or use another --db.")
+            for statement in statements:
+                conn.execute(statement)
+            for table, column, kind in columns:
+                known = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in known:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            conn.execute("INSERT INTO schema_versions (component, version) VALUES (?, ?) "
+                         "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                         (component, version))
+        self._components.add(component)
 
     @contextmanager
     def transaction(self) -> Iterator[SqlConnection]:
@@ -205,13 +313,32 @@ class ServerDatabase:
             return
         with self._lock:
             conn = self._connect()
+            depth = getattr(self._local, "writing", 0)
+            if depth:  # nested in this thread's transaction: part of it
+                yield conn
+                return
             conn.execute("BEGIN IMMEDIATE")
+            self._local.writing = 1
             try:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._local.writing = 0
             conn.execute("COMMIT")
+
+    @contextmanager
+    def attached(self, path: str, alias: str) -> Iterator[None]:
+        """Another SQLite file attached to the writer's connection as ``alias`` (to copy
+        its rows in, see :mod:`ragloom.server.openai_compat.migrate`)."""
+        with self._lock:
+            conn = self._connect()
+            conn.execute(f"ATTACH DATABASE ? AS {alias}", (path,))
+            try:
+                yield
+            finally:
+                conn.execute(f"DETACH DATABASE {alias}")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One write statement in its own transaction; returns the rows changed."""
@@ -222,15 +349,19 @@ class ServerDatabase:
         if self._pg is not None:
             found: tuple[Any, ...] | None = self._pg.one(sql, params)
             return found
-        with self._lock:
-            row: tuple[Any, ...] | None = self._connect().execute(sql, params).fetchone()
-            return row
+        found_rows = self._read(sql, params, first=True)
+        return tuple(found_rows[0]) if found_rows else None
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if self._pg is not None:
             return self._pg.all(sql, params)
-        with self._lock:
-            return list(self._connect().execute(sql, params).fetchall())
+        return self._read(sql, params)
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Like :meth:`all`, with rows that also answer by column name."""
+        if self._pg is not None:
+            return self._pg.all(sql, params)
+        return self._read(sql, params, named=True)
 
     def integrity_check(self) -> str:
         if self._pg is not None:  # PostgreSQL checks its own pages; the tables answer

@@ -34,9 +34,11 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     from ragloom.server.openai_compat.db import MetaDB
     from ragloom.server.openai_compat.errors import ERROR_RESPONSES
     from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+    from ragloom.server.openai_compat.insert_jobs import InsertHandler, InsertJobs
     from ragloom.server.openai_compat.knowledge import Knowledge
     from ragloom.server.openai_compat.llama_context import LlamaContext
     from ragloom.server.openai_compat.llama_objects import LlamaObjects
+    from ragloom.server.openai_compat.migrate import migrate_openai_file
     from ragloom.server.openai_compat.pooled import pooled_route_class
     from ragloom.server.openai_compat.purge import FilePurger
     from ragloom.server.openai_compat.responses import ResponsesEngine
@@ -48,19 +50,29 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         from ragloom.server.openai_compat.wiring import deps_from_state
 
         deps = deps_from_state(deps.state)
-    db = MetaDB(deps.db_path)
+    db = MetaDB(deps.database if deps.database is not None else deps.db_path)
     collections = VectorStoreCollections(
         deps.vector_file, deps.embedder, handles=deps.handles,
         on_write=deps.caches.changed if deps.caches is not None else None)
-    ingestor = VectorStoreIngestor(db, collections, lease_seconds=deps.lease_seconds)
+    ingestor = VectorStoreIngestor(db, collections, queue=deps.job_queue,
+                                   worker=deps.job_worker, lease_seconds=deps.lease_seconds)
     purger = FilePurger(db, collections)
-    @asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
+
+    def start() -> None:
+        if deps.legacy_db_path is not None:  # an older server's openai.sqlite, once
+            migrate_openai_file(db, deps.legacy_db_path)
         # Chunks of files deleted just before a kill leave their stores before anyone
         # can search them; files left in_progress are ingested again.
-        await deps.cpu(purger.finish)
-        await deps.cpu(ingestor.ensure_started)
-        yield
+        purger.finish()
+        ingestor.ensure_started()
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        await deps.cpu(start)
+        try:
+            yield
+        finally:
+            await deps.cpu(ingestor.stop)
 
     # Sync endpoints run in the server's CPU pool, not Starlette's default one.
     router = PrefixRouter(prefix="/v1", route_class=pooled_route_class(deps.cpu),
@@ -72,14 +84,16 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
     vector_stores.add_routes(router, api)
     files.add_routes(router, deps, db, purger)
     knowledge = Knowledge(deps, db, collections)
-    llama = LlamaContext(deps, knowledge, LlamaObjects(db))
+    inserts = InsertJobs(deps, knowledge, ingestor.queue, deadline=deps.insert_deadline)
+    ingestor.worker.register(InsertHandler(inserts))
+    llama = LlamaContext(deps, knowledge, LlamaObjects(db), inserts)
     conversations = Conversations(llama.objects)
     engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
                              clock=deps.clock, hooks=LlamaHooks(llama, conversations),
                              chooser=ModelChooser(deps))
     responses_routes.add_routes(router, deps, engine)
     inference.add_routes(router, deps, knowledge)
-    spec.add_routes(router, deps, knowledge)
+    spec.add_routes(router, deps, knowledge, inserts)
     add_llama_stack_routes(router, llama, conversations)
     state: Any = router
     state.ragloom_ingestor = ingestor  # tests wait on it; the core may too

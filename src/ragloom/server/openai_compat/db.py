@@ -1,9 +1,12 @@
-"""The SQLite tables of the OpenAI-compatible API: files, vector stores, their file
-links, batches and stored responses, every row owned by a tenant.
+"""The tables of the OpenAI-compatible API: files, vector stores, their file links,
+batches and stored responses, every row owned by a tenant.
 
-Short transactions on WAL: each call opens its thread's connection (kept per
-thread), runs one ``BEGIN IMMEDIATE`` for writes, and commits at once; a 30 s busy
-timeout makes writers queue instead of failing with "database is locked".
+They live in the server's one database (:class:`ragloom.server.db.ServerDatabase`:
+``MetaDB(database)``, or ``MetaDB(path)`` for a database of their own), which reads
+on a connection per thread and writes on one writer connection, in turns; their
+version is the row ``openai`` of its ``schema_versions``. An older server kept them in
+a file of their own (``openai.sqlite``): :func:`ragloom.server.openai_compat.migrate.
+migrate_openai_file` moves its rows in once.
 
 ``MetaDB("postgresql://...")`` keeps the same tables in PostgreSQL (schema
 ``ragloom_server``), shared by server replicas: there ``rowid`` is an identity column
@@ -20,14 +23,11 @@ tenant (see :mod:`.llama_objects`).
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from ragloom.errors import StoreError
+from ragloom.server.db import ServerDatabase
 from ragloom.server.sql_postgres import WRITE_LOCK, PostgresDatabase, is_postgres_url
 
 #: The run generation of a store file: every attach (an attributes update included)
@@ -118,56 +118,26 @@ def dumps(value: Any) -> str:
 
 
 class MetaDB:
-    """Thread-safe access to the tables above (one connection per thread)."""
+    """Thread-safe access to the tables above, in ``database`` (a
+    :class:`~ragloom.server.db.ServerDatabase`, or the path or URL of one)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._pg = (PostgresDatabase(path, POSTGRES_SCHEMA, component="openai",
+    def __init__(self, database: str | ServerDatabase) -> None:
+        self._owned = not isinstance(database, ServerDatabase)
+        self.database = (ServerDatabase(database) if isinstance(database, str)
+                         else database)
+        self.path = self.database.path
+        self._pg = (PostgresDatabase(self.path, POSTGRES_SCHEMA, component="openai",
                                      version=SCHEMA_VERSION, lock_key=WRITE_LOCK + 1)
-                    if is_postgres_url(path) else None)
-        self._local = threading.local()
-        self._init_lock = threading.Lock()
+                    if is_postgres_url(self.path) else None)
         self._ready = False
-        # ":memory:" is one database per connection; tests share one through a URI.
-        self._uri = path == ":memory:"
-        if self._uri:
-            self.path = f"file:ragloom-oai-{id(self)}?mode=memory&cache=shared"
-            self._keeper: sqlite3.Connection | None = None
 
-    def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        if not self._uri:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                               check_same_thread=False, uri=self._uri)
-        conn.execute("PRAGMA busy_timeout = 30000")
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not self._uri:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        with self._init_lock:
-            if not self._ready:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    conn.close()
-                    raise StoreError(
-                        f"{self.path} holds the OpenAI-compatible tables of schema version "
-                        f"{version}, written by a newer ragloom; this one knows version "
-                        f"{SCHEMA_VERSION} at most. Upgrade ragloom or use another --db.")
-                if self._uri:
-                    self._keeper = conn
-                conn.executescript(SCHEMA)
-                columns = {r[1] for r in conn.execute("PRAGMA table_info(oai_vs_files)")}
-                if "run" not in columns:
-                    conn.execute("ALTER TABLE oai_vs_files ADD COLUMN run INTEGER NOT NULL "
-                                 "DEFAULT 0")
-                if version < SCHEMA_VERSION:
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                self._ready = True
-        self._local.conn = conn
-        return conn
+    def _ensure(self) -> ServerDatabase:
+        if not self._ready:
+            self.database.ensure_component(
+                "openai", [s for s in SCHEMA.split(";") if s.strip()], SCHEMA_VERSION,
+                columns=[("oai_vs_files", "run", "INTEGER NOT NULL DEFAULT 0")])
+            self._ready = True
+        return self.database
 
     @property
     def shared(self) -> bool:
@@ -177,6 +147,8 @@ class MetaDB:
     def close(self) -> None:
         if self._pg is not None:
             self._pg.close()
+        if self._owned:
+            self.database.close()
 
     @contextmanager
     def write(self) -> Iterator[Any]:
@@ -184,21 +156,13 @@ class MetaDB:
             with self._pg.transaction() as pg_conn:
                 yield pg_conn
             return
-        conn = self._connect()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._ensure().transaction() as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         if self._pg is not None:
             return self._pg.all(sql, params)
-        conn = self._connect()
-        conn.row_factory = sqlite3.Row
-        return list(conn.execute(sql, params).fetchall())
+        return self._ensure().rows(sql, params)
 
     def row(self, sql: str, params: Sequence[Any] = ()) -> Any:
         found = self.rows(sql, params)

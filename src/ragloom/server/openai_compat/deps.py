@@ -66,6 +66,17 @@ class OpenAIDeps:
     clock: Callable[[], float] = time.time
     #: The server's query embedding and search result caches (None: no caching).
     caches: ServerCaches | None = None
+    #: The server's one database (a ``ServerDatabase``): the ``/v1`` tables live in it;
+    #: None: ``db_path`` is one of their own.
+    database: Any = None
+    #: The server's one job system (its ``JobQueue`` and ``JobWorker``): vector store
+    #: files are ingested as its jobs; None: a router mounted alone runs its own.
+    job_queue: Any = None
+    job_worker: Any = None
+    #: Seconds a Llama Stack insert (Vector IO, RAG tool) may run, as a job.
+    insert_deadline: float = 300.0
+    #: An older server's file of these tables, moved into ``database`` at start-up.
+    legacy_db_path: str | None = None
 
     def now(self) -> int:
         return int(self.clock())

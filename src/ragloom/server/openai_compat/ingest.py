@@ -1,36 +1,37 @@
-"""Attaching files to vector stores in the background.
+"""Attaching files to vector stores: jobs of the server's one job system.
 
-A POST answers at once with ``in_progress``; :class:`VectorStoreIngestor` runs one
-worker thread that takes every waiting file (up to ``batch`` at a time) and ingests
-those of one vector store as one stream (:mod:`.attach`): files are parsed on a
-reader thread while the chunks of the files before them are embedded, in batches of
-chunks that span files. Each file moves to ``completed`` as soon as its documents
-are stored, or to ``failed`` with ``last_error`` (``unsupported_file``,
-``invalid_file``, ``server_error``).
+A POST answers at once with ``in_progress``: the file's link row says so (what the
+OpenAI API shows), and a job of kind ``vs_file`` for it joins the one job table
+(:mod:`ragloom.server.jobs`). The one supervised worker runs them, tenants taking
+turns, with :class:`VectorStoreIngestor` as their handler: the files of one vector
+store (up to ``group_size`` at a time) go in as one stream (:mod:`.attach`), parsed
+on a reader thread (each file within the parser's wall-clock deadline) while the
+chunks of the files before them are embedded, in batches that span files. Each file
+moves to ``completed`` as soon as its documents are stored, or to ``failed`` with
+``last_error`` (``unsupported_file``, ``invalid_file``, ``server_error``); an
+unexpected failure fails the files of that group with its reason, and the worker
+goes on.
 
-The status lives in SQLite, so files still ``in_progress`` when the server stopped
-are picked up again when it starts; ingestion replaces a file's documents by
-source (the file id), so doing one again never duplicates it.
-
-On PostgreSQL (replicas) the table itself is the queue: each replica's worker claims
-waiting files with a lease (``lease_owner``, ``lease_until``, renewed by a heartbeat
-while it lives), so two replicas never ingest the same file at once and files a
-killed replica held are taken over when its lease expires.
+Restart safety: the job and the link stay ``in_progress`` until the file is stored;
+a server killed at any moment runs the job again at its next start (or, on
+PostgreSQL, another replica takes it once its lease expires), and ingestion replaces
+a file's documents by source (the file id), so doing one again never duplicates it.
+Links ``in_progress`` without a job (from before the one job system, or migrated)
+are queued when the routes start (:meth:`VectorStoreIngestor.ensure_started`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import mimetypes
 import os
-import queue
-import secrets
 import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from ragloom.errors import CollectionDroppedError
@@ -38,6 +39,7 @@ from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
 from ragloom.loaders.detect import detect_format
 from ragloom.loaders.files import default_parser, parse_to_results
+from ragloom.server.jobs import Job, JobControl, JobQueue, JobWorker, Outcome
 from ragloom.server.openai_compat.attach import EMBED_BATCH, AttachStream
 from ragloom.server.openai_compat.chunking import chunker_for
 from ragloom.server.openai_compat.collections import VectorStoreCollections
@@ -47,9 +49,12 @@ from ragloom.types import TextDocument
 
 log = logging.getLogger("ragloom.server.openai.ingest")
 
-#: Files one replica claims at a time: fewer than one stream takes alone, so that
-#: replicas share a large batch.
-CLAIM = 512
+#: The kind of the jobs that attach a file to a vector store.
+VS_FILE = "vs_file"
+#: Files of one vector store that go in as one stream (one job group): enough that
+#: the embedder stays busy between files, few enough that another tenant's files
+#: wait one group at most (and replicas share a large batch).
+GROUP_SIZE = 1024
 
 
 def error_code(reason: str) -> str:
@@ -102,136 +107,129 @@ def documents_of(file_id: str, filename: str, data: bytes, attributes: dict[str,
 
 
 class VectorStoreIngestor:
+    """The handler of the ``vs_file`` jobs. With ``worker`` None it runs the one job
+    system of a ``/v1`` router mounted alone (its own worker on ``db``'s database)."""
+
+    kinds: tuple[str, ...] = (VS_FILE,)
+
     def __init__(self, db: MetaDB, collections: VectorStoreCollections, *,
-                 batch: int = 4096, lease_seconds: float = 30.0) -> None:
+                 queue: JobQueue | None = None, worker: JobWorker | None = None,
+                 group_size: int = GROUP_SIZE, lease_seconds: float = 30.0) -> None:
         self.db = db
         self.collections = collections
-        self.batch = batch
-        self.lease_seconds = lease_seconds
-        self.owner = f"replica_{secrets.token_hex(8)}"
-        # One entry per submission, so the worker takes a request's files together (a
-        # stream that ends between two groups leaves the encoder idle while the next
-        # one starts).
-        self._queue: queue.Queue[list[tuple[str, str]]] = queue.Queue()
+        self.group_size = group_size
+        self._owns_worker = worker is None
+        if queue is None:
+            queue = worker.queue if worker is not None else JobQueue(
+                db.database, Path(tempfile.gettempdir()) / "ragloom-v1-jobs",
+                lease_seconds=lease_seconds)
+        self.queue = queue
+        self.worker = worker if worker is not None else JobWorker(queue, None)
+        self.worker.register(self)
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self.idle = threading.Event()
-        self.idle.set()
-        self._worker: ParseWorker | None = None  # used by the ingest thread only
-        #: The vector store the worker is ingesting into now, and those being deleted.
-        self.current: str | None = None
-        self._cancelled: set[str] = set()
+        self._started = False
+        self._worker: ParseWorker | None = None  # used by the job worker's thread only
+        self._control: JobControl | None = None
 
     # ----------------------------------------------------------------- cancelling
     def cancel(self, vs_id: str, timeout: float = 30.0) -> bool:
-        """Stop ingesting into ``vs_id`` (deleted) and wait until the worker has let
+        """Cancel the jobs of ``vs_id`` (deleted) and wait until the worker has let
         go of it; False when it still had not after ``timeout`` seconds."""
-        with self._lock:
-            self._cancelled.add(vs_id)
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                with self._lock:
-                    if self.current != vs_id:
-                        return True
-                time.sleep(0.02)
-            return False
-        finally:
-            with self._lock:
-                self._cancelled.discard(vs_id)
+        self.queue.cancel_kb(vs_id, "the vector store was deleted")
+        return self.worker.cancel_kb(vs_id, timeout)
 
     def _check_cancelled(self, vs_id: str) -> None:
-        with self._lock:
-            cancelled = vs_id in self._cancelled
-        if cancelled:
-            raise CollectionDroppedError(f"vector store {vs_id} was deleted")
+        if self._control is not None:
+            self._control.check_cancelled(vs_id)
 
     # ----------------------------------------------------------------- submitting
     def ensure_started(self) -> None:
-        """Start the worker, queueing files left ``in_progress`` by an earlier run."""
+        """Start the worker (when this router owns it) and queue a job for each link
+        left ``in_progress`` without one (migrated, or from an older server)."""
         with self._lock:
-            if self._thread is not None:
+            if self._started:
                 return
-            if not self.db.shared:
-                left = self.db.rows("SELECT vs_id, file_id FROM oai_vs_files "
-                                    "WHERE status = 'in_progress' ORDER BY rowid")
-                if left:
-                    self._queue.put([(row["vs_id"], row["file_id"]) for row in left])
-            else:
-                threading.Thread(target=self._beat, name="ragloom-oai-lease",
-                                 daemon=True).start()
-            self._thread = threading.Thread(target=self._run, name="ragloom-oai-ingest",
-                                            daemon=True)
-            self._thread.start()
+            self._started = True
+        self.resume()
+        if self._owns_worker:
+            self.worker.start()
 
-    def submit(self, items: list[tuple[str, str]]) -> None:
-        self.ensure_started()
-        self.idle.clear()
-        if items:
-            self._queue.put(list(items))
+    def stop(self) -> None:
+        if self._owns_worker and self.worker.alive():
+            self.worker.stop(timeout=10.0)
+
+    def resume(self) -> int:
+        """Queue jobs for the links ``in_progress`` that have none; returns how many."""
+        queued = {(job.kb_id, str(job.payload.get("file_id")))
+                  for job in self.queue.pending_jobs(VS_FILE)}
+        left = [(r["tenant"], r["vs_id"], r["file_id"]) for r in self.db.rows(
+            "SELECT tenant, vs_id, file_id FROM oai_vs_files WHERE status = 'in_progress' "
+            "ORDER BY created_at, rowid")]
+        missing = [item for item in left if (item[1], item[2]) not in queued]
+        for tenant, vs_id, file_id in missing:
+            self.submit(tenant, [(vs_id, file_id)])
+        return len(missing)
+
+    def submit(self, tenant: str, items: list[tuple[str, str]],
+               batch_id: str | None = None) -> None:
+        """One ``vs_file`` job per (vector store, file) linked ``in_progress``."""
+        by_store: dict[str, list[str]] = defaultdict(list)
+        for vs_id, file_id in dict.fromkeys(items):
+            by_store[vs_id].append(file_id)
+        for vs_id, file_ids in by_store.items():
+            self.queue.submit_work(tenant, vs_id, VS_FILE,
+                                   [{"file_id": f, "source": f} for f in file_ids],
+                                   batch_id=batch_id)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no ``vs_file`` job is pending (tests; a drain); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while self.queue.pending_of(VS_FILE):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     # ------------------------------------------------------------------- working
-    def _next_items(self) -> list[tuple[str, str]]:
-        if not self.db.shared:
-            items = self._queue.get()
-            while len(items) < self.batch:
-                try:
-                    items.extend(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            return items
-        while True:  # shared: queued items only wake the worker; the table says what waits
-            try:
-                claimed = self._claim()
-            except Exception:
-                log.exception("cannot claim files to ingest")
-                claimed = []
-            if claimed:
-                return claimed
-            if self._queue.empty():
-                self.idle.set()
-            with contextlib.suppress(queue.Empty):
-                self._queue.get(timeout=1.0)
-            while not self._queue.empty():
-                self._queue.get_nowait()
+    def run(self, jobs: Sequence[Job], control: JobControl) -> list[Outcome]:
+        """Ingest a group of ``vs_file`` jobs (one vector store) and say how each ended:
+        as its file's link did."""
+        self._control = control
+        try:
+            self._process([(job.kb_id, str(job.payload.get("file_id"))) for job in jobs])
+        except CollectionDroppedError:
+            log.info("a vector store was deleted while its files were ingested")
+        finally:
+            self._control = None
+        return self._outcomes(jobs, control)
 
-    def _claim(self) -> list[tuple[str, str]]:
-        """Take waiting files whose lease is free or expired (one write transaction)."""
-        stamp = time.time()
-        with self.db.write() as conn:
-            rows = conn.execute(
-                "SELECT vs_id, file_id FROM oai_vs_files WHERE status = 'in_progress' AND "
-                "(lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
-                (stamp, min(self.batch, CLAIM))).fetchall()
-            conn.executemany(
-                "UPDATE oai_vs_files SET lease_owner = ?, lease_until = ? "
-                "WHERE vs_id = ? AND file_id = ?",
-                [(self.owner, stamp + self.lease_seconds, r[0], r[1]) for r in rows])
-        return [(r[0], r[1]) for r in rows]
+    def failed(self, jobs: Sequence[Job], message: str) -> None:
+        for job in jobs:
+            self._finish(job.kb_id, str(job.payload.get("file_id")), "server_error", message)
 
-    def _beat(self) -> None:
-        while True:
-            time.sleep(max(0.2, self.lease_seconds / 3))
-            try:
-                self.db.execute("UPDATE oai_vs_files SET lease_until = ? WHERE lease_owner = ?"
-                                " AND status = 'in_progress'",
-                                (time.time() + self.lease_seconds, self.owner))
-            except Exception:  # a missed beat only shortens the lease
-                log.exception("cannot renew the ingestion leases")
-
-    def _run(self) -> None:
-        while True:
-            items = self._next_items()
-            try:
-                self._process(items)
-            except CollectionDroppedError:
-                log.info("a vector store was deleted while its files were ingested")
-            except Exception:  # the worker must outlive any one batch
-                log.exception("attaching files to vector stores failed")
-                for vs_id, file_id in items:
-                    self._finish(vs_id, file_id, "server_error", "ingestion failed")
-            if self._queue.empty():
-                self.idle.set()
+    def _outcomes(self, jobs: Sequence[Job], control: JobControl) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for job in jobs:
+            row = self.db.row("SELECT status, last_error, usage_bytes FROM oai_vs_files "
+                              "WHERE vs_id = ? AND file_id = ?",
+                              (job.kb_id, job.payload.get("file_id")))
+            if row is None:
+                outcomes.append((job, "cancelled", "cancelled",
+                                 "the file or its vector store was deleted", {}))
+            elif row["status"] == "in_progress":
+                if control.stopping:  # stopped mid-stream: run again at the next start
+                    continue
+                # Attached again meanwhile (new attributes): a later job runs it.
+                outcomes.append((job, "completed", None, None, {}))
+            elif row["status"] == "failed":
+                error = json.loads(row["last_error"] or "{}")
+                outcomes.append((job, "failed", error.get("code"), error.get("message"), {}))
+            elif row["status"] == "cancelled":
+                outcomes.append((job, "cancelled", "cancelled", "cancelled", {}))
+            else:
+                outcomes.append((job, "completed", None, None,
+                                 {"usage_bytes": int(row["usage_bytes"] or 0)}))
+        return outcomes
 
     def _pending(self, vs_id: str, file_id: str) -> Any:
         return self.db.row(
@@ -253,13 +251,7 @@ class VectorStoreIngestor:
                 continue
             groups[(vs_id, row["chunking"])].append((file_id, row))
         for (vs_id, chunking), files in groups.items():
-            with self._lock:
-                self.current = vs_id
-            try:
-                self._ingest(vs_id, json.loads(chunking), files)
-            finally:
-                with self._lock:
-                    self.current = None
+            self._ingest(vs_id, json.loads(chunking), files)
 
     def _load(self, vs_id: str, file_id: str, row: Any) -> tuple[list[TextDocument], int] | None:
         """A file's documents and size (on the pipeline's reader thread), or None once
@@ -292,7 +284,7 @@ class VectorStoreIngestor:
         try:
             self._check_cancelled(vs_id)
             kb.pipeline(batch_size=EMBED_BATCH).run(
-                stream.documents(), progress=progress, read_ahead=True)
+                self._until_stopped(stream.documents()), progress=progress, read_ahead=True)
             self.collections.changed(vs_id)
         except CollectionDroppedError:
             # The vector store was deleted meanwhile: its rows went with it.
@@ -309,6 +301,12 @@ class VectorStoreIngestor:
             for file_id, _row in left:
                 self._finish(vs_id, file_id, "server_error", safe_message(exc))
 
+    def _until_stopped(self, documents: Iterator[TextDocument]) -> Iterator[TextDocument]:
+        for document in documents:
+            if self._control is not None and self._control.stopping:
+                return  # the files not finished stay in_progress: run at the next start
+            yield document
+
     def _finish(self, vs_id: str, file_id: str, code: str | None, message: str, *,
                 usage: int = 0, run: int | None = None) -> None:
         """Record how a file ended; with ``run``, only if no later attach (an
@@ -324,9 +322,6 @@ class VectorStoreIngestor:
                 f"WHERE vs_id = ? AND file_id = ? AND status = 'in_progress'{same_run}",
                 (status, error, usage, vs_id, file_id,
                  *(() if run is None else (run,)))).rowcount
-            if self.db.shared:  # attached again later, the file is free to claim at once
-                conn.execute("UPDATE oai_vs_files SET lease_owner = NULL, lease_until = NULL "
-                             "WHERE vs_id = ? AND file_id = ?", (vs_id, file_id))
         if not changed and code is None:
             # Cancelled, detached or attached again (a later run, new attributes) meanwhile:
             # this run's chunks must not stay searchable; a later run stores its own

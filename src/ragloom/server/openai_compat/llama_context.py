@@ -20,6 +20,8 @@ class LlamaContext:
     deps: OpenAIDeps
     knowledge: Knowledge
     objects: LlamaObjects
+    #: Inserts as jobs of the one job system (an ``InsertJobs``).
+    inserts: Any = None
 
     def tenant(self) -> Any:
         """A FastAPI dependency giving the caller's tenant id."""

@@ -28,9 +28,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragloom.chunking import RecursiveSplitter
 from ragloom.errors import InvalidInputError, RagError
-from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.loaders.url import load_url
 from ragloom.protocols import TokenCounter
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
@@ -39,6 +37,7 @@ from ragloom.server.openai_compat.cached_search import cached, embedder_for
 from ragloom.server.openai_compat.common import tenant_id
 from ragloom.server.openai_compat.deps import OpenAIDeps
 from ragloom.server.openai_compat.errors import bad_request
+from ragloom.server.openai_compat.insert_jobs import InsertJobs
 from ragloom.server.openai_compat.knowledge import Knowledge
 from ragloom.server.openai_compat.model_names import accepts
 from ragloom.templates import check_rag_tool_template, rag_tool_values, render_template
@@ -201,7 +200,8 @@ def document_text(document: RagDocument, index: int) -> tuple[str, dict[str, Any
     return "\n\n".join(texts), {"url": uri}
 
 
-def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
+def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge,
+               inserts: InsertJobs) -> None:
     async def owner(tenant: Any = Depends(deps.tenant)) -> str:
         return tenant_id(tenant)
 
@@ -242,7 +242,7 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
     @router.post("/tool-runtime/rag-tool/insert", summary="Insert documents (RAG tool)")
     async def rag_insert(body: RagInsert, tenant: str = tenant_dep) -> None:
 
-        def run() -> None:
+        def prepare() -> list[TextDocument]:
             documents = []
             for index, item in enumerate(body.documents):
                 text, extra = document_text(item, index)
@@ -251,18 +251,13 @@ def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> Non
                     metadata["mime_type"] = item.mime_type
                 documents.append(TextDocument.create(text, source=item.document_id,
                                                      metadata=metadata))
-            kb = knowledge.resolve(tenant, body.vector_db_id, create=True)
-            size = body.chunk_size_in_tokens
-            counter = kb.embedder if isinstance(kb.embedder, TokenCounter) else None
-            chunker = (RecursiveSplitter(size, size // 4, token_counter=counter) if counter
-                       else RecursiveSplitter(size * 4, size))
-            try:
-                VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name
-                                    ).ingest(documents)
-            finally:
-                knowledge.written(kb)
+            knowledge.resolve(tenant, body.vector_db_id, create=True)
+            return documents
 
-        await deps.cpu(run)
+        # A job of the one job system (with its deadline); the answer waits for it.
+        await inserts.run(tenant, body.vector_db_id, "vector_db_id",
+                          documents=await deps.cpu(prepare),
+                          chunk_size=body.chunk_size_in_tokens)
 
     @router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
     async def rag_query(body: RagQuery, tenant: str = tenant_dep) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Its document is ``metadata.document_id`` (or ``chunk_metadata.document_id``). ra
 embeds the text with the knowledge base's own embedder, so an ``embedding`` sent
 along is not stored. The vector db is ``vector_store_id`` (0.3 and later) or
 ``vector_db_id`` (0.2): a knowledge base (created when missing) or a vector store.
+The insert runs as a job of the one job system (see :mod:`.insert_jobs`).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def add_routes(router: APIRouter, context: LlamaContext) -> None:
                  status_code=200, response_model=None)
     async def insert(body: VectorIOInsert, tenant: str = tenant_dep) -> None:
 
-        def run() -> None:
+        def prepare() -> tuple[str, str, list[TextChunk]]:
             target = body.vector_store_id or body.vector_db_id
             if not target:
                 raise bad_request("send vector_store_id (or vector_db_id, its older name)",
@@ -77,10 +78,9 @@ def add_routes(router: APIRouter, context: LlamaContext) -> None:
                 raise bad_request("chunks must not be empty", "chunks")
             chunks = [text_chunk(chunk, index) for index, chunk in enumerate(body.chunks)]
             param = "vector_store_id" if body.vector_store_id else "vector_db_id"
-            kb = knowledge.resolve(tenant, target, create=True, param=param)
-            try:
-                kb.ingest(chunks)
-            finally:
-                knowledge.written(kb)
+            knowledge.resolve(tenant, target, create=True, param=param)
+            return target, param, chunks
 
-        await deps.cpu(run)
+        # A job of the one job system (with its deadline); the answer waits for it.
+        target, param, chunks = await deps.cpu(prepare)
+        await context.inserts.run(tenant, target, param, chunks=chunks)

@@ -1,5 +1,5 @@
 """Vector stores' request bodies and shared state: the objects as OpenAI shows them,
-their file links and batches, and attaching files (queued for the ingest worker)."""
+their file links and batches, and attaching files (jobs of the one job system)."""
 
 from __future__ import annotations
 
@@ -180,7 +180,8 @@ class VectorStoreAPI:
                     (vs_id, file_id, tenant, attrs_json, strategy_json, created, batch_id))
             conn.execute("UPDATE oai_vector_stores SET last_active_at = ? WHERE id = ?",
                          (created, vs_id))
-        self.ingestor.submit([(vs_id, file_id) for file_id, _, _ in planned])
+        self.ingestor.submit(tenant, [(vs_id, file_id) for file_id, _, _ in planned],
+                             batch_id)
         return [file_id for file_id, _, _ in planned]
 
     def poll_headers(self, response: Response) -> None:

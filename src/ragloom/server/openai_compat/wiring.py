@@ -108,8 +108,11 @@ def deps_from_state(state: Any) -> OpenAIDeps:
     model = None if llm in ("", "none") else LazyModel(llm, state.models.model)
     return OpenAIDeps(
         tenant=current_tenant, embedder=LazyEmbedder(state.models.embedder), model=model,
-        # Replicas: the tables and the vector stores' chunks in the shared PostgreSQL.
-        db_path=settings.database_url or str(folder / OPENAI_DB),
+        # One database: the /v1 tables beside the server's own (replicas: in the shared
+        # PostgreSQL, with the vector stores' chunks); an older server's file moves in.
+        db_path=settings.server_database, database=state.db,
+        legacy_db_path=None if settings.database_url else str(folder / OPENAI_DB),
+        job_queue=state.jobs, job_worker=state.worker,
         vectors_path=settings.database_url or str(folder / OPENAI_VECTORS),
         open_knowledge_base=open_knowledge_base, delete_knowledge_base=delete_knowledge_base,
         max_upload_bytes=int(settings.max_upload_bytes),
