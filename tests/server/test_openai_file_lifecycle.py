@@ -15,7 +15,7 @@ import openai
 import pytest
 from starlette.concurrency import run_in_threadpool
 
-from ragloom.server.openai_compat.collections import VectorStoreCollections
+from ragloom.server.v1.collections import VectorStoreCollections
 from ragloom.testing import HashingEmbedder, ScriptedModel
 from tests.server.openai_support import make_app, serve
 

@@ -134,8 +134,8 @@ def test_uploads_wait_in_postgresql_and_leave_with_their_job(pg_database: Any,
 
 def test_vector_store_files_are_claimed_once_and_taken_over_after_the_lease(
         pg_url: str) -> None:
-    from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+    from ragloom.server.v1.db import MetaDB
+    from ragloom.server.v1.ingest import VectorStoreIngestor
 
     first_db, second_db = MetaDB(pg_url), MetaDB(pg_url)  # two replicas
     try:
