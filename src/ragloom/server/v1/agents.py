@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragloom.server.v1.agent_turns import TURN, AgentTurns, rag_args
+from ragloom.server.v1.agent_turns import TURN, rag_args
 from ragloom.server.v1.common import SSE_HEADERS, new_id
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.errors import OpenAIError, bad_request, not_found
-from ragloom.server.v1.llama_context import LlamaContext, iso_now
+from ragloom.server.v1.llama_context import iso_now
+from ragloom.server.v1.llama_objects import LlamaObjects
 from ragloom.server.v1.spec import search_options
 from ragloom.server.v1.toolgroups import rag_arguments
 
@@ -93,151 +95,180 @@ def check_toolgroups(toolgroups: list[str | dict[str, Any]], param: str) -> None
         search_options(config.model_dump(), f"{param}.args.query_config")
 
 
-def add_routes(router: APIRouter, context: LlamaContext, turns: AgentTurns) -> None:
-    deps, objects = context.deps, context.objects
-    tenant_dep = context.tenant()
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
+
+
+def agent_of(objects: LlamaObjects, tenant: str, agent_id: str) -> dict[str, Any]:
+    return objects.get(AGENT, tenant, agent_id, "agent_id")
+
+
+def session_of(objects: LlamaObjects, tenant: str, agent_id: str, session_id: str
+               ) -> dict[str, Any]:
+    agent_of(objects, tenant, agent_id)
+    session = objects.get(SESSION, tenant, session_id, "session_id")
+    if session["agent_id"] != agent_id:
+        raise not_found(SESSION, session_id, "session_id")
+    return session
+
+
+@router.post("/agents", summary="Create an agent (Llama Stack 0.2)")
+async def create_agent(body: AgentCreate,
+                       tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
     model_name = deps.model.name if deps.model is not None else None
+    check_config(body.agent_config, model_name, "agent_config")
+    agent_id = new_id("agent_")
+    record = {"agent_id": agent_id, "created_at": iso_now(),
+              "agent_config": body.agent_config.model_dump(exclude_none=True)}
+    await deps.cpu(objects.put, AGENT, tenant, agent_id, record)
+    return {"agent_id": agent_id}
 
-    def agent_of(tenant: str, agent_id: str) -> dict[str, Any]:
-        return objects.get(AGENT, tenant, agent_id, "agent_id")
 
-    def session_of(tenant: str, agent_id: str, session_id: str) -> dict[str, Any]:
-        agent_of(tenant, agent_id)
-        session = objects.get(SESSION, tenant, session_id, "session_id")
-        if session["agent_id"] != agent_id:
-            raise not_found(SESSION, session_id, "session_id")
-        return session
+@router.get("/agents", summary="List agents")
+async def list_agents(tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+    return {"data": await deps.cpu(objects.children, AGENT, tenant), "has_more": False}
 
-    @router.post("/agents", summary="Create an agent (Llama Stack 0.2)")
-    async def create_agent(body: AgentCreate, tenant: str = tenant_dep) -> dict[str, Any]:
-        check_config(body.agent_config, model_name, "agent_config")
-        agent_id = new_id("agent_")
-        record = {"agent_id": agent_id, "created_at": iso_now(),
-                  "agent_config": body.agent_config.model_dump(exclude_none=True)}
-        await deps.cpu(objects.put, AGENT, tenant, agent_id, record)
-        return {"agent_id": agent_id}
 
-    @router.get("/agents", summary="List agents")
-    async def list_agents(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"data": await deps.cpu(objects.children, AGENT, tenant), "has_more": False}
+@router.get("/agents/{agent_id}", summary="An agent")
+async def get_agent(agent_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+    return await deps.cpu(agent_of, objects, tenant, agent_id)
 
-    @router.get("/agents/{agent_id}", summary="An agent")
-    async def get_agent(agent_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(agent_of, tenant, agent_id)
 
-    @router.delete("/agents/{agent_id}", summary="Delete an agent and its sessions",
-                   response_model=None)
-    async def delete_agent(agent_id: str, tenant: str = tenant_dep) -> None:
+@router.delete("/agents/{agent_id}", summary="Delete an agent and its sessions",
+               response_model=None)
+async def delete_agent(agent_id: str, tenant: str = TENANT, v1: V1Context = V1) -> None:
+    deps, objects = v1.deps, v1.llama.objects
 
-        def run() -> None:
-            agent_of(tenant, agent_id)
-            for session in objects.children(SESSION, tenant, agent_id):
-                objects.delete_children(TURN, tenant, session["session_id"])
-            objects.delete_children(SESSION, tenant, agent_id)
-            objects.delete(AGENT, tenant, agent_id)
+    def run() -> None:
+        agent_of(objects, tenant, agent_id)
+        for session in objects.children(SESSION, tenant, agent_id):
+            objects.delete_children(TURN, tenant, session["session_id"])
+        objects.delete_children(SESSION, tenant, agent_id)
+        objects.delete(AGENT, tenant, agent_id)
 
-        await deps.cpu(run)
+    await deps.cpu(run)
 
-    @router.post("/agents/{agent_id}/session", summary="Create a session")
-    async def create_session(agent_id: str, body: SessionCreate,
-                             tenant: str = tenant_dep) -> dict[str, Any]:
 
-        def run() -> dict[str, Any]:
-            agent_of(tenant, agent_id)
-            session_id = new_id("sess_")
-            objects.put(SESSION, tenant, session_id, {
-                "session_id": session_id, "session_name": body.session_name,
-                "agent_id": agent_id, "started_at": iso_now()}, parent=agent_id)
-            return {"session_id": session_id}
+@router.post("/agents/{agent_id}/session", summary="Create a session")
+async def create_session(agent_id: str, body: SessionCreate,
+                         tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
 
-        return await deps.cpu(run)
+    def run() -> dict[str, Any]:
+        agent_of(objects, tenant, agent_id)
+        session_id = new_id("sess_")
+        objects.put(SESSION, tenant, session_id, {
+            "session_id": session_id, "session_name": body.session_name,
+            "agent_id": agent_id, "started_at": iso_now()}, parent=agent_id)
+        return {"session_id": session_id}
 
-    def session_json(tenant: str, agent_id: str, session_id: str) -> dict[str, Any]:
-        session = session_of(tenant, agent_id, session_id)
-        return {"session_id": session_id, "session_name": session["session_name"],
-                "started_at": session["started_at"],
-                "turns": objects.children(TURN, tenant, session_id)}
+    return await deps.cpu(run)
 
-    @router.get("/agents/{agent_id}/sessions", summary="List an agent's sessions")
-    async def list_sessions(agent_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
 
-        def run() -> dict[str, Any]:
-            agent_of(tenant, agent_id)
-            sessions = objects.children(SESSION, tenant, agent_id)
-            return {"data": [session_json(tenant, agent_id, s["session_id"])
-                             for s in sessions], "has_more": False}
+def session_json(objects: LlamaObjects, tenant: str, agent_id: str, session_id: str
+                 ) -> dict[str, Any]:
+    session = session_of(objects, tenant, agent_id, session_id)
+    return {"session_id": session_id, "session_name": session["session_name"],
+            "started_at": session["started_at"],
+            "turns": objects.children(TURN, tenant, session_id)}
 
-        return await deps.cpu(run)
 
-    @router.get("/agents/{agent_id}/session/{session_id}", summary="A session and its turns")
-    async def get_session(agent_id: str, session_id: str,
-                          tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(session_json, tenant, agent_id, session_id)
+@router.get("/agents/{agent_id}/sessions", summary="List an agent's sessions")
+async def list_sessions(agent_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
 
-    @router.delete("/agents/{agent_id}/session/{session_id}", summary="Delete a session",
-                   response_model=None)
-    async def delete_session(agent_id: str, session_id: str, tenant: str = tenant_dep) -> None:
+    def run() -> dict[str, Any]:
+        agent_of(objects, tenant, agent_id)
+        sessions = objects.children(SESSION, tenant, agent_id)
+        return {"data": [session_json(objects, tenant, agent_id, s["session_id"])
+                         for s in sessions], "has_more": False}
 
-        def run() -> None:
-            session_of(tenant, agent_id, session_id)
-            objects.delete_children(TURN, tenant, session_id)
-            objects.delete(SESSION, tenant, session_id)
+    return await deps.cpu(run)
 
-        await deps.cpu(run)
 
-    @router.post("/agents/{agent_id}/session/{session_id}/turn",
-                 summary="Create a turn (streamed or whole)", response_model=None)
-    async def create_turn(agent_id: str, session_id: str, body: TurnCreate,
-                          tenant: str = tenant_dep) -> Any:
-        if body.documents:
-            raise bad_request("documents on a turn are not supported; insert them with the "
-                              "RAG tool first", "documents", code="unsupported_parameter")
-        for index, message in enumerate(body.messages):
-            if message.get("role") not in ("user", "tool"):
-                raise bad_request("messages must be user (or tool) messages",
-                                  f"messages[{index}].role")
-        toolgroups = body.toolgroups or []
-        check_toolgroups(toolgroups, "toolgroups")
+@router.get("/agents/{agent_id}/session/{session_id}", summary="A session and its turns")
+async def get_session(agent_id: str, session_id: str,
+                      tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+    return await deps.cpu(session_json, objects, tenant, agent_id, session_id)
 
-        def prepare() -> Any:
-            session_of(tenant, agent_id, session_id)
-            agent = agent_of(tenant, agent_id)
-            return turns.plan(tenant, agent, session_id, body.messages, toolgroups)
 
-        plan = await deps.cpu(prepare)
-        if not body.stream:
-            return await deps.slow(turns.run, plan)
-        return StreamingResponse(turns.stream(plan), media_type="text/event-stream",
-                                 headers=SSE_HEADERS)
+@router.delete("/agents/{agent_id}/session/{session_id}", summary="Delete a session",
+               response_model=None)
+async def delete_session(agent_id: str, session_id: str,
+                         tenant: str = TENANT, v1: V1Context = V1) -> None:
+    deps, objects = v1.deps, v1.llama.objects
 
-    @router.get("/agents/{agent_id}/session/{session_id}/turn/{turn_id}", summary="A turn")
-    async def get_turn(agent_id: str, session_id: str, turn_id: str,
-                       tenant: str = tenant_dep) -> dict[str, Any]:
+    def run() -> None:
+        session_of(objects, tenant, agent_id, session_id)
+        objects.delete_children(TURN, tenant, session_id)
+        objects.delete(SESSION, tenant, session_id)
 
-        def run() -> dict[str, Any]:
-            session_of(tenant, agent_id, session_id)
-            turn = objects.get(TURN, tenant, turn_id, "turn_id")
-            if turn["session_id"] != session_id:
-                raise not_found(TURN, turn_id, "turn_id")
-            return turn
+    await deps.cpu(run)
 
-        return await deps.cpu(run)
 
-    @router.get("/agents/{agent_id}/session/{session_id}/turn/{turn_id}/step/{step_id}",
-                summary="A step of a turn")
-    async def get_step(agent_id: str, session_id: str, turn_id: str, step_id: str,
-                       tenant: str = tenant_dep) -> dict[str, Any]:
-        turn = await get_turn(agent_id, session_id, turn_id, tenant)
-        for step in turn["steps"]:
-            if step["step_id"] == step_id:
-                return {"step": step}
-        raise not_found("step", step_id, "step_id")
+@router.post("/agents/{agent_id}/session/{session_id}/turn",
+             summary="Create a turn (streamed or whole)", response_model=None)
+async def create_turn(agent_id: str, session_id: str, body: TurnCreate,
+                      tenant: str = TENANT, v1: V1Context = V1) -> Any:
+    deps, objects, turns = v1.deps, v1.llama.objects, v1.turns
+    if body.documents:
+        raise bad_request("documents on a turn are not supported; insert them with the "
+                          "RAG tool first", "documents", code="unsupported_parameter")
+    for index, message in enumerate(body.messages):
+        if message.get("role") not in ("user", "tool"):
+            raise bad_request("messages must be user (or tool) messages",
+                              f"messages[{index}].role")
+    toolgroups = body.toolgroups or []
+    check_toolgroups(toolgroups, "toolgroups")
 
-    @router.post("/agents/{agent_id}/session/{session_id}/turn/{turn_id}/resume",
-                 summary="Resume a turn (not needed: tools run on the server)",
-                 response_model=None)
-    async def resume(agent_id: str, session_id: str, turn_id: str,
-                     tenant: str = tenant_dep) -> None:
-        await get_turn(agent_id, session_id, turn_id, tenant)
-        raise bad_request("this turn is complete: its tools ran on the server, so there is "
-                          "nothing to resume", "turn_id", code="unsupported_value")
+    def prepare() -> Any:
+        session_of(objects, tenant, agent_id, session_id)
+        agent = agent_of(objects, tenant, agent_id)
+        return turns.plan(tenant, agent, session_id, body.messages, toolgroups)
+
+    plan = await deps.cpu(prepare)
+    if not body.stream:
+        return await deps.slow(turns.run, plan)
+    return StreamingResponse(turns.stream(plan), media_type="text/event-stream",
+                             headers=SSE_HEADERS)
+
+
+@router.get("/agents/{agent_id}/session/{session_id}/turn/{turn_id}", summary="A turn")
+async def get_turn(agent_id: str, session_id: str, turn_id: str,
+                   tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+
+    def run() -> dict[str, Any]:
+        session_of(objects, tenant, agent_id, session_id)
+        turn = objects.get(TURN, tenant, turn_id, "turn_id")
+        if turn["session_id"] != session_id:
+            raise not_found(TURN, turn_id, "turn_id")
+        return turn
+
+    return await deps.cpu(run)
+
+
+@router.get("/agents/{agent_id}/session/{session_id}/turn/{turn_id}/step/{step_id}",
+            summary="A step of a turn")
+async def get_step(agent_id: str, session_id: str, turn_id: str, step_id: str,
+                   tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    turn = await get_turn(agent_id, session_id, turn_id, tenant, v1)
+    for step in turn["steps"]:
+        if step["step_id"] == step_id:
+            return {"step": step}
+    raise not_found("step", step_id, "step_id")
+
+
+@router.post("/agents/{agent_id}/session/{session_id}/turn/{turn_id}/resume",
+             summary="Resume a turn (not needed: tools run on the server)",
+             response_model=None)
+async def resume(agent_id: str, session_id: str, turn_id: str,
+                 tenant: str = TENANT, v1: V1Context = V1) -> None:
+    await get_turn(agent_id, session_id, turn_id, tenant, v1)
+    raise bad_request("this turn is complete: its tools ran on the server, so there is "
+                      "nothing to resume", "turn_id", code="unsupported_value")

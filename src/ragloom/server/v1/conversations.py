@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.server.v1.common import new_id, now, page
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.errors import bad_request, not_found
-from ragloom.server.v1.llama_context import LlamaContext
 from ragloom.server.v1.llama_objects import LlamaObjects
 from ragloom.server.v1.responses_model import input_item, input_messages
 
@@ -104,84 +104,103 @@ class Conversations:
         return history
 
 
-def add_routes(router: APIRouter, context: LlamaContext, conversations: Conversations
-               ) -> None:
-    deps, objects = context.deps, context.objects
-    tenant_dep = context.tenant()
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    @router.post("/conversations", summary="Create a conversation")
-    async def create(body: ConversationCreate, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(conversations.create, tenant, body.metadata, body.items or [])
 
-    @router.get("/conversations/{conversation_id}", summary="A conversation")
-    async def get(conversation_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(conversations.get, tenant, conversation_id)
+@router.post("/conversations", summary="Create a conversation")
+async def create(body: ConversationCreate,
+                 tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations = v1.deps, v1.conversations
+    return await deps.cpu(conversations.create, tenant, body.metadata, body.items or [])
 
-    @router.post("/conversations/{conversation_id}", summary="Update a conversation's metadata")
-    async def update(conversation_id: str, body: ConversationUpdate,
-                     tenant: str = tenant_dep) -> dict[str, Any]:
 
-        def run() -> dict[str, Any]:
-            found = conversations.get(tenant, conversation_id)
-            if len(body.metadata) > 16:
-                raise bad_request("metadata holds at most 16 keys", "metadata")
-            return objects.put(CONVERSATION, tenant, conversation_id,
-                               {**found, "metadata": body.metadata})
+@router.get("/conversations/{conversation_id}", summary="A conversation")
+async def get(conversation_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations = v1.deps, v1.conversations
+    return await deps.cpu(conversations.get, tenant, conversation_id)
 
-        return await deps.cpu(run)
 
-    @router.delete("/conversations/{conversation_id}", summary="Delete a conversation")
-    async def delete(conversation_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
+@router.post("/conversations/{conversation_id}", summary="Update a conversation's metadata")
+async def update(conversation_id: str, body: ConversationUpdate,
+                 tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations, objects = v1.deps, v1.conversations, v1.llama.objects
 
-        def run() -> dict[str, Any]:
-            conversations.get(tenant, conversation_id)
-            objects.delete_children(ITEM, tenant, conversation_id)
-            objects.delete(CONVERSATION, tenant, conversation_id)
-            return {"id": conversation_id, "object": "conversation.deleted", "deleted": True}
+    def run() -> dict[str, Any]:
+        found = conversations.get(tenant, conversation_id)
+        if len(body.metadata) > 16:
+            raise bad_request("metadata holds at most 16 keys", "metadata")
+        return objects.put(CONVERSATION, tenant, conversation_id,
+                           {**found, "metadata": body.metadata})
 
-        return await deps.cpu(run)
+    return await deps.cpu(run)
 
-    @router.get("/conversations/{conversation_id}/items", summary="A conversation's items")
-    async def list_items(conversation_id: str, limit: int = 20, order: str = "desc",
-                         after: str | None = None, include: list[str] | None = None,
-                         tenant: str = tenant_dep) -> dict[str, Any]:
-        found = await deps.cpu(conversations.items, tenant, conversation_id)
-        return page(found, limit=limit, order=order, after=after, before=None)
 
-    @router.post("/conversations/{conversation_id}/items", summary="Add items")
-    async def add_items(conversation_id: str, body: ItemsCreate,
-                        tenant: str = tenant_dep) -> dict[str, Any]:
+@router.delete("/conversations/{conversation_id}", summary="Delete a conversation")
+async def delete(conversation_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations, objects = v1.deps, v1.conversations, v1.llama.objects
 
-        def run() -> dict[str, Any]:
-            conversations.get(tenant, conversation_id)
-            added = conversations.add(tenant, conversation_id,
-                                      conversations.checked_items(body.items, "items"))
-            return {"object": "list", "data": added, "first_id": added[0]["id"],
-                    "last_id": added[-1]["id"], "has_more": False}
-
-        return await deps.cpu(run)
-
-    def item_of(tenant: str, conversation_id: str, item_id: str) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
         conversations.get(tenant, conversation_id)
-        item = objects.find(ITEM, tenant, item_id)
-        if item is None or not any(i["id"] == item_id
-                                   for i in objects.children(ITEM, tenant, conversation_id)):
-            raise not_found("conversation item", item_id, "item_id")
-        return item
+        objects.delete_children(ITEM, tenant, conversation_id)
+        objects.delete(CONVERSATION, tenant, conversation_id)
+        return {"id": conversation_id, "object": "conversation.deleted", "deleted": True}
 
-    @router.get("/conversations/{conversation_id}/items/{item_id}", summary="An item")
-    async def get_item(conversation_id: str, item_id: str,
-                       tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(item_of, tenant, conversation_id, item_id)
+    return await deps.cpu(run)
 
-    @router.delete("/conversations/{conversation_id}/items/{item_id}",
-                   summary="Delete an item")
-    async def delete_item(conversation_id: str, item_id: str,
-                          tenant: str = tenant_dep) -> dict[str, Any]:
 
-        def run() -> dict[str, Any]:
-            item_of(tenant, conversation_id, item_id)
-            objects.delete(ITEM, tenant, item_id)
-            return conversations.get(tenant, conversation_id)
+@router.get("/conversations/{conversation_id}/items", summary="A conversation's items")
+async def list_items(conversation_id: str, limit: int = 20, order: str = "desc",
+                     after: str | None = None, include: list[str] | None = None,
+                     tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations = v1.deps, v1.conversations
+    found = await deps.cpu(conversations.items, tenant, conversation_id)
+    return page(found, limit=limit, order=order, after=after, before=None)
 
-        return await deps.cpu(run)
+
+@router.post("/conversations/{conversation_id}/items", summary="Add items")
+async def add_items(conversation_id: str, body: ItemsCreate,
+                    tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations = v1.deps, v1.conversations
+
+    def run() -> dict[str, Any]:
+        conversations.get(tenant, conversation_id)
+        added = conversations.add(tenant, conversation_id,
+                                  conversations.checked_items(body.items, "items"))
+        return {"object": "list", "data": added, "first_id": added[0]["id"],
+                "last_id": added[-1]["id"], "has_more": False}
+
+    return await deps.cpu(run)
+
+
+def item_of(conversations: Conversations, tenant: str, conversation_id: str, item_id: str
+            ) -> dict[str, Any]:
+    objects = conversations.objects
+    conversations.get(tenant, conversation_id)
+    item = objects.find(ITEM, tenant, item_id)
+    if item is None or not any(i["id"] == item_id
+                               for i in objects.children(ITEM, tenant, conversation_id)):
+        raise not_found("conversation item", item_id, "item_id")
+    return item
+
+
+@router.get("/conversations/{conversation_id}/items/{item_id}", summary="An item")
+async def get_item(conversation_id: str, item_id: str,
+                   tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations = v1.deps, v1.conversations
+    return await deps.cpu(item_of, conversations, tenant, conversation_id, item_id)
+
+
+@router.delete("/conversations/{conversation_id}/items/{item_id}",
+               summary="Delete an item")
+async def delete_item(conversation_id: str, item_id: str,
+                      tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, conversations, objects = v1.deps, v1.conversations, v1.llama.objects
+
+    def run() -> dict[str, Any]:
+        item_of(conversations, tenant, conversation_id, item_id)
+        objects.delete(ITEM, tenant, item_id)
+        return conversations.get(tenant, conversation_id)
+
+    return await deps.cpu(run)

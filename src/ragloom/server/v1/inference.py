@@ -28,7 +28,8 @@ from ragloom.answering.result import EngineAnswer
 from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
 from ragloom.server.v1.chooser import ModelChooser
-from ragloom.server.v1.common import SSE_HEADERS, new_id, now, tenant_id
+from ragloom.server.v1.common import SSE_HEADERS, new_id, now
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.engine_adapter import (
     answer_details,
@@ -294,44 +295,48 @@ def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
             "usage": embedding_usage(tokens)}
 
 
-def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
-    chat = ChatCompletions(deps, knowledge)
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
-        return tenant_id(tenant)
 
-    tenant_dep = Depends(owner)
+def models(chat: ChatCompletions, tenant: str) -> list[dict[str, Any]]:
+    names = chat.chooser.allowed(tenant)
+    names.append(chat.deps.embedder.name)
+    return [{"id": name, "object": "model", "created": 0, "owned_by": "ragloom"}
+            for name in names]
 
-    def models(tenant: str) -> list[dict[str, Any]]:
-        names = chat.chooser.allowed(tenant)
-        names.append(deps.embedder.name)
-        return [{"id": name, "object": "model", "created": 0, "owned_by": "ragloom"}
-                for name in names]
 
-    @router.get("/models", summary="The models this server serves")
-    def list_models(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"object": "list", "data": models(tenant)}
+@router.get("/models", summary="The models this server serves")
+def list_models(tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    return {"object": "list", "data": models(v1.chat, tenant)}
 
-    @router.get("/models/{model_id:path}", summary="One model")
-    def get_model(model_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        for model in models(tenant):
-            if accepts(model["id"], model_id):
-                return model
-        raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",
-                          code="model_not_found")
 
-    @router.post("/chat/completions", summary="Chat (optionally from knowledge bases)",
-                 response_model=None)
-    async def completions(body: ChatRequest, tenant: str = tenant_dep
-                          ) -> dict[str, Any] | StreamingResponse:
-        if not body.stream:
-            return await deps.slow(chat.complete, body, tenant)
-        messages, matches = await deps.cpu(chat.prepare, body, tenant)
-        # The whole generation is one task of the model pool (--model-threads).
-        events = chat.stream(body, messages, matches, tenant)
-        return StreamingResponse(stream_in_pool(deps.slow, events),
-                                 media_type="text/event-stream", headers=SSE_HEADERS)
+@router.get("/models/{model_id:path}", summary="One model")
+def get_model(model_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    for model in models(v1.chat, tenant):
+        if accepts(model["id"], model_id):
+            return model
+    raise OpenAIError(404, f"The model '{model_id}' does not exist.", param="model",
+                      code="model_not_found")
 
-    @router.post("/embeddings", summary="Embed texts")
-    async def embeddings(body: EmbeddingRequest, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(embed, deps, body)
+
+@router.post("/chat/completions", summary="Chat (optionally from knowledge bases)",
+             response_model=None)
+async def completions(body: ChatRequest, tenant: str = TENANT, v1: V1Context = V1
+                      ) -> dict[str, Any] | StreamingResponse:
+    deps, chat = v1.deps, v1.chat
+    if not body.stream:
+        return await deps.slow(chat.complete, body, tenant)
+    messages, matches = await deps.cpu(chat.prepare, body, tenant)
+    # The whole generation is one task of the model pool (--model-threads).
+    events = chat.stream(body, messages, matches, tenant)
+    return StreamingResponse(stream_in_pool(deps.slow, events),
+                             media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.post("/embeddings", summary="Embed texts")
+async def embeddings(body: EmbeddingRequest,
+                     tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps = v1.deps
+    return await deps.cpu(embed, deps, body)

@@ -12,46 +12,49 @@ from ragloom.server.v1.common import (
     SSE_HEADERS,
     page,
     sse_events,
-    tenant_id,
 )
-from ragloom.server.v1.deps import OpenAIDeps
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.pooled import stream_in_pool
-from ragloom.server.v1.responses import ResponsesEngine
 from ragloom.server.v1.responses_model import ResponseCreate
 
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-def add_routes(router: APIRouter, deps: OpenAIDeps, engine: ResponsesEngine) -> None:
-    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
-        return tenant_id(tenant)
 
-    tenant_dep = Depends(owner)
+@router.post("/responses", summary="Create a response (file_search, streaming)",
+             response_model=None)
+async def create(body: ResponseCreate, tenant: str = TENANT, v1: V1Context = V1
+                 ) -> dict[str, Any] | StreamingResponse:
+    deps, engine = v1.deps, v1.engine
+    # Searching happens here, so a bad store or filter is a plain 4xx, not a stream.
+    plan = await deps.cpu(engine.plan, body, tenant)
+    if not body.stream:
+        return await deps.slow(engine.run, plan)
+    return StreamingResponse(stream_in_pool(deps.slow, sse_events(engine.stream(plan))),
+                             media_type="text/event-stream", headers=SSE_HEADERS)
 
-    @router.post("/responses", summary="Create a response (file_search, streaming)",
-                 response_model=None)
-    async def create(body: ResponseCreate, tenant: str = tenant_dep
-                     ) -> dict[str, Any] | StreamingResponse:
-        # Searching happens here, so a bad store or filter is a plain 4xx, not a stream.
-        plan = await deps.cpu(engine.plan, body, tenant)
-        if not body.stream:
-            return await deps.slow(engine.run, plan)
-        return StreamingResponse(stream_in_pool(deps.slow, sse_events(engine.stream(plan))),
-                                 media_type="text/event-stream", headers=SSE_HEADERS)
 
-    @router.get("/responses/{response_id}", summary="Retrieve a stored response")
-    def retrieve(response_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        body: dict[str, Any] = json.loads(engine.stored(tenant, response_id)["body"])
-        return body
+@router.get("/responses/{response_id}", summary="Retrieve a stored response")
+def retrieve(response_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    engine = v1.engine
+    body: dict[str, Any] = json.loads(engine.stored(tenant, response_id)["body"])
+    return body
 
-    @router.delete("/responses/{response_id}", summary="Delete a stored response")
-    def delete(response_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        engine.stored(tenant, response_id)
-        engine.db.execute("DELETE FROM oai_responses WHERE id = ? AND tenant = ?",
-                          (response_id, tenant))
-        return {"id": response_id, "object": "response.deleted", "deleted": True}
 
-    @router.get("/responses/{response_id}/input_items", summary="A response's input items")
-    def input_items(response_id: str, limit: int = 20, order: str = "desc",
-                    after: str | None = None, before: str | None = None,
-                    tenant: str = tenant_dep) -> dict[str, Any]:
-        items = json.loads(engine.stored(tenant, response_id)["input_items"])
-        return page(items, limit=limit, order=order, after=after, before=before)
+@router.delete("/responses/{response_id}", summary="Delete a stored response")
+def delete(response_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    engine = v1.engine
+    engine.stored(tenant, response_id)
+    engine.db.execute("DELETE FROM oai_responses WHERE id = ? AND tenant = ?",
+                      (response_id, tenant))
+    return {"id": response_id, "object": "response.deleted", "deleted": True}
+
+
+@router.get("/responses/{response_id}/input_items", summary="A response's input items")
+def input_items(response_id: str, limit: int = 20, order: str = "desc",
+                after: str | None = None, before: str | None = None,
+                tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    engine = v1.engine
+    items = json.loads(engine.stored(tenant, response_id)["input_items"])
+    return page(items, limit=limit, order=order, after=after, before=before)

@@ -36,7 +36,7 @@ from ragloom.protocols import TokenCounter
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.server.v1.cached_search import cached, embedder_for
-from ragloom.server.v1.common import tenant_id
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.errors import bad_request
 from ragloom.server.v1.knowledge import Knowledge
@@ -201,73 +201,78 @@ def document_text(document: RagDocument, index: int) -> tuple[str, dict[str, Any
     return "\n\n".join(texts), {"url": uri}
 
 
-def add_routes(router: APIRouter, deps: OpenAIDeps, knowledge: Knowledge) -> None:
-    async def owner(tenant: Any = Depends(deps.tenant)) -> str:
-        return tenant_id(tenant)
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    tenant_dep = Depends(owner)
 
-    @router.post("/vector-io/query", summary="Query chunks (Vector IO specification)")
-    async def vector_io_query(body: VectorIOQuery, tenant: str = tenant_dep) -> dict[str, Any]:
+@router.post("/vector-io/query", summary="Query chunks (Vector IO specification)")
+async def vector_io_query(body: VectorIOQuery,
+                          tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, knowledge = v1.deps, v1.knowledge
 
-        def run() -> dict[str, Any]:
-            params = {"mode": "vector", **(body.params or {})}
-            try:
-                top_k = int(params.get("max_chunks", 10))
-            except (TypeError, ValueError) as exc:
-                raise bad_request("max_chunks must be an integer", "params.max_chunks") from exc
-            if not 1 <= top_k <= MAX_CHUNKS:
-                raise bad_request(f"max_chunks must be between 1 and {MAX_CHUNKS}",
-                                  "params.max_chunks")
-            param = "vector_store_id" if body.vector_store_id else "vector_db_id"
-            kb = knowledge.resolve(tenant, body.target(), param=param)
-            options = search_options(params, "params").with_(top_k=top_k)
-            query = content_text(body.query, "query")
-            wrap = embedder_for(deps, tenant) or (lambda embedder: embedder)
+    def run() -> dict[str, Any]:
+        params = {"mode": "vector", **(body.params or {})}
+        try:
+            top_k = int(params.get("max_chunks", 10))
+        except (TypeError, ValueError) as exc:
+            raise bad_request("max_chunks must be an integer", "params.max_chunks") from exc
+        if not 1 <= top_k <= MAX_CHUNKS:
+            raise bad_request(f"max_chunks must be between 1 and {MAX_CHUNKS}",
+                              "params.max_chunks")
+        param = "vector_store_id" if body.vector_store_id else "vector_db_id"
+        kb = knowledge.resolve(tenant, body.target(), param=param)
+        options = search_options(params, "params").with_(top_k=top_k)
+        query = content_text(body.query, "query")
+        wrap = embedder_for(deps, tenant) or (lambda embedder: embedder)
 
-            def compute() -> tuple[dict[str, Any], bool]:
-                kb.check_embedder()
-                result = search(kb.store, wrap(kb.embedder), query, options,
-                                knowledge_base=kb.name)
-                return {"chunks": [chunk_json(m, kb.embedder) for m in result.matches],
-                        "scores": [m.score for m in result.matches],
-                        "degraded": result.degraded, "notice": result.notice
-                        }, not result.degraded
+        def compute() -> tuple[dict[str, Any], bool]:
+            kb.check_embedder()
+            result = search(kb.store, wrap(kb.embedder), query, options,
+                            knowledge_base=kb.name)
+            return {"chunks": [chunk_json(m, kb.embedder) for m in result.matches],
+                    "scores": [m.score for m in result.matches],
+                    "degraded": result.degraded, "notice": result.notice
+                    }, not result.degraded
 
-            return cached(deps, tenant, "v1.vector_io.query", [kb], (repr(options), query),
-                          compute, _page_size)
+        return cached(deps, tenant, "v1.vector_io.query", [kb], (repr(options), query),
+                      compute, _page_size)
 
-        return await deps.cpu(run)
+    return await deps.cpu(run)
 
-    @router.post("/tool-runtime/rag-tool/insert", summary="Insert documents (RAG tool)")
-    async def rag_insert(body: RagInsert, tenant: str = tenant_dep) -> None:
 
-        def run() -> None:
-            documents = []
-            for index, item in enumerate(body.documents):
-                text, extra = document_text(item, index)
-                metadata = {**item.metadata, **extra, "document_id": item.document_id}
-                if item.mime_type:
-                    metadata["mime_type"] = item.mime_type
-                documents.append(TextDocument.create(text, source=item.document_id,
-                                                     metadata=metadata))
-            kb = knowledge.resolve(tenant, body.vector_db_id, create=True)
-            size = body.chunk_size_in_tokens
-            counter = kb.embedder if isinstance(kb.embedder, TokenCounter) else None
-            chunker = (RecursiveSplitter(size, size // 4, token_counter=counter) if counter
-                       else RecursiveSplitter(size * 4, size))
-            try:
-                VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name
-                                    ).ingest(documents)
-            finally:
-                knowledge.written(kb)
+@router.post("/tool-runtime/rag-tool/insert", summary="Insert documents (RAG tool)")
+async def rag_insert(body: RagInsert, tenant: str = TENANT, v1: V1Context = V1) -> None:
+    deps, knowledge = v1.deps, v1.knowledge
 
-        await deps.cpu(run)
+    def run() -> None:
+        documents = []
+        for index, item in enumerate(body.documents):
+            text, extra = document_text(item, index)
+            metadata = {**item.metadata, **extra, "document_id": item.document_id}
+            if item.mime_type:
+                metadata["mime_type"] = item.mime_type
+            documents.append(TextDocument.create(text, source=item.document_id,
+                                                 metadata=metadata))
+        kb = knowledge.resolve(tenant, body.vector_db_id, create=True)
+        size = body.chunk_size_in_tokens
+        counter = kb.embedder if isinstance(kb.embedder, TokenCounter) else None
+        chunker = (RecursiveSplitter(size, size // 4, token_counter=counter) if counter
+                   else RecursiveSplitter(size * 4, size))
+        try:
+            VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name
+                                ).ingest(documents)
+        finally:
+            knowledge.written(kb)
 
-    @router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
-    async def rag_query(body: RagQuery, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(knowledge_search, deps, knowledge, tenant, body.content,
-                              body.vector_db_ids, body.query_config)
+    await deps.cpu(run)
+
+
+@router.post("/tool-runtime/rag-tool/query", summary="Retrieve context (RAG tool)")
+async def rag_query(body: RagQuery, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, knowledge = v1.deps, v1.knowledge
+    return await deps.cpu(knowledge_search, deps, knowledge, tenant, body.content,
+                          body.vector_db_ids, body.query_config)
 
 
 def knowledge_search(deps: OpenAIDeps, knowledge: Knowledge, tenant: str, content: Any,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.errors import bad_request, not_found
-from ragloom.server.v1.llama_context import LlamaContext
 from ragloom.server.v1.spec import QueryConfig, knowledge_search
 
 RAG_GROUP = "builtin::rag"
@@ -81,43 +81,50 @@ def rag_arguments(kwargs: dict[str, Any], param: str) -> tuple[Any, list[str], Q
     return query, ids, config
 
 
-def add_routes(router: APIRouter, context: LlamaContext) -> None:
-    deps, knowledge = context.deps, context.knowledge
-    tenant_dep = context.tenant()
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    @router.get("/toolgroups", summary="List tool groups (Llama Stack)")
-    async def list_groups(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"data": [tool_group()]}
 
-    @router.get("/toolgroups/{toolgroup_id:path}", summary="A tool group")
-    async def get_group(toolgroup_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        if toolgroup_id != RAG_GROUP:
-            raise not_found("tool group", toolgroup_id, "toolgroup_id")
-        return tool_group()
+@router.get("/toolgroups", summary="List tool groups (Llama Stack)")
+async def list_groups(tenant: str = TENANT) -> dict[str, Any]:
+    return {"data": [tool_group()]}
 
-    @router.get("/tools", summary="List tools (Llama Stack)")
-    async def list_tools(toolgroup_id: str | None = None,
-                         tenant: str = tenant_dep) -> dict[str, Any]:
-        check_group(toolgroup_id, "toolgroup_id")
-        return {"data": [tool()]}
 
-    @router.get("/tools/{tool_name}", summary="A tool")
-    async def get_tool(tool_name: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        if tool_name != KNOWLEDGE_SEARCH:
-            raise not_found("tool", tool_name, "tool_name")
-        return tool()
+@router.get("/toolgroups/{toolgroup_id:path}", summary="A tool group")
+async def get_group(toolgroup_id: str, tenant: str = TENANT) -> dict[str, Any]:
+    if toolgroup_id != RAG_GROUP:
+        raise not_found("tool group", toolgroup_id, "toolgroup_id")
+    return tool_group()
 
-    @router.get("/tool-runtime/list-tools", summary="List the runtime's tools")
-    async def runtime_tools(tool_group_id: str | None = None,
-                            tenant: str = tenant_dep) -> dict[str, Any]:
-        check_group(tool_group_id, "tool_group_id")
-        return {"data": [tool_def()]}
 
-    @router.post("/tool-runtime/invoke", summary="Run a tool (knowledge_search)")
-    async def invoke(body: ToolInvoke, tenant: str = tenant_dep) -> dict[str, Any]:
-        if body.tool_name != KNOWLEDGE_SEARCH:
-            raise not_found("tool", body.tool_name, "tool_name")
-        query, ids, config = rag_arguments(body.kwargs, "kwargs")
-        result: dict[str, Any] = await deps.cpu(knowledge_search, deps, knowledge, tenant,
-                                                query, ids, config)
-        return {**result, "error_code": None, "error_message": None}
+@router.get("/tools", summary="List tools (Llama Stack)")
+async def list_tools(toolgroup_id: str | None = None,
+                     tenant: str = TENANT) -> dict[str, Any]:
+    check_group(toolgroup_id, "toolgroup_id")
+    return {"data": [tool()]}
+
+
+@router.get("/tools/{tool_name}", summary="A tool")
+async def get_tool(tool_name: str, tenant: str = TENANT) -> dict[str, Any]:
+    if tool_name != KNOWLEDGE_SEARCH:
+        raise not_found("tool", tool_name, "tool_name")
+    return tool()
+
+
+@router.get("/tool-runtime/list-tools", summary="List the runtime's tools")
+async def runtime_tools(tool_group_id: str | None = None,
+                        tenant: str = TENANT) -> dict[str, Any]:
+    check_group(tool_group_id, "tool_group_id")
+    return {"data": [tool_def()]}
+
+
+@router.post("/tool-runtime/invoke", summary="Run a tool (knowledge_search)")
+async def invoke(body: ToolInvoke, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, knowledge = v1.deps, v1.knowledge
+    if body.tool_name != KNOWLEDGE_SEARCH:
+        raise not_found("tool", body.tool_name, "tool_name")
+    query, ids, config = rag_arguments(body.kwargs, "kwargs")
+    result: dict[str, Any] = await deps.cpu(knowledge_search, deps, knowledge, tenant,
+                                            query, ids, config)
+    return {**result, "error_code": None, "error_message": None}

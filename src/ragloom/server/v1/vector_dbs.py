@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.errors import NotFoundError
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.errors import bad_request
-from ragloom.server.v1.llama_context import LlamaContext
 
 KIND = "vector_db"
 PROVIDER = "ragloom"
@@ -47,60 +47,69 @@ class VectorDBList(BaseModel):
     data: list[VectorDB]
 
 
-def add_routes(router: APIRouter, context: LlamaContext) -> None:
-    deps, knowledge, objects = context.deps, context.knowledge, context.objects
-    tenant_dep = context.tenant()
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    @router.post("/vector-dbs", summary="Register a vector database (Llama Stack 0.2)",
-                 response_model=VectorDB)
-    async def register(body: VectorDBRegister, tenant: str = tenant_dep) -> dict[str, Any]:
 
-        def run() -> dict[str, Any]:
-            if body.provider_id not in (None, PROVIDER):
-                raise bad_request(f"provider_id must be {PROVIDER!r} (or left out)",
-                                  "provider_id", code="unsupported_value")
-            kb = knowledge.resolve(tenant, body.vector_db_id, create=True)
-            embedder = kb.embedder
-            if body.embedding_dimension not in (None, embedder.dimension):
-                raise bad_request(
-                    f"embedding_dimension {body.embedding_dimension} does not match this "
-                    f"server's embedder {embedder.name!r} ({embedder.dimension} dimensions)",
-                    "embedding_dimension")
-            record = {"identifier": body.vector_db_id, "provider_id": PROVIDER,
-                      "type": "vector_db", "embedding_model": embedder.name,
-                      "embedding_dimension": embedder.dimension,
-                      "provider_resource_id": body.vector_db_id,
-                      "vector_db_name": body.vector_db_name}
-            return objects.put(KIND, tenant, body.vector_db_id, record)
+@router.post("/vector-dbs", summary="Register a vector database (Llama Stack 0.2)",
+             response_model=VectorDB)
+async def register(body: VectorDBRegister,
+                   tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, knowledge, objects = v1.deps, v1.knowledge, v1.llama.objects
 
-        return await deps.cpu(run)
+    def run() -> dict[str, Any]:
+        if body.provider_id not in (None, PROVIDER):
+            raise bad_request(f"provider_id must be {PROVIDER!r} (or left out)",
+                              "provider_id", code="unsupported_value")
+        kb = knowledge.resolve(tenant, body.vector_db_id, create=True)
+        embedder = kb.embedder
+        if body.embedding_dimension not in (None, embedder.dimension):
+            raise bad_request(
+                f"embedding_dimension {body.embedding_dimension} does not match this "
+                f"server's embedder {embedder.name!r} ({embedder.dimension} dimensions)",
+                "embedding_dimension")
+        record = {"identifier": body.vector_db_id, "provider_id": PROVIDER,
+                  "type": "vector_db", "embedding_model": embedder.name,
+                  "embedding_dimension": embedder.dimension,
+                  "provider_resource_id": body.vector_db_id,
+                  "vector_db_name": body.vector_db_name}
+        return objects.put(KIND, tenant, body.vector_db_id, record)
 
-    @router.get("/vector-dbs", summary="List registered vector databases",
-                response_model=VectorDBList)
-    async def list_dbs(tenant: str = tenant_dep) -> dict[str, Any]:
-        return {"data": await deps.cpu(objects.children, KIND, tenant)}
+    return await deps.cpu(run)
 
-    @router.get("/vector-dbs/{vector_db_id}", summary="A registered vector database",
-                response_model=VectorDB)
-    async def get(vector_db_id: str, tenant: str = tenant_dep) -> dict[str, Any]:
-        return await deps.cpu(objects.get, KIND, tenant, vector_db_id, "vector_db_id")
 
-    @router.delete("/vector-dbs/{vector_db_id}", summary="Unregister a vector database",
-                   status_code=200, response_model=None)
-    async def unregister(vector_db_id: str, tenant: str = tenant_dep) -> None:
+@router.get("/vector-dbs", summary="List registered vector databases",
+            response_model=VectorDBList)
+async def list_dbs(tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+    return {"data": await deps.cpu(objects.children, KIND, tenant)}
 
-        def run() -> None:
-            objects.get(KIND, tenant, vector_db_id, "vector_db_id")
-            if not knowledge.is_vector_store(tenant, vector_db_id):
-                if deps.delete_knowledge_base is not None:
-                    with contextlib.suppress(NotFoundError):  # already gone
-                        deps.delete_knowledge_base(tenant, vector_db_id)
-                else:
-                    kb = knowledge.resolve(tenant, vector_db_id)
-                    try:
-                        kb.delete_where(None)
-                    finally:
-                        knowledge.written(kb)
-            objects.delete(KIND, tenant, vector_db_id)
 
-        await deps.cpu(run)
+@router.get("/vector-dbs/{vector_db_id}", summary="A registered vector database",
+            response_model=VectorDB)
+async def get(vector_db_id: str, tenant: str = TENANT, v1: V1Context = V1) -> dict[str, Any]:
+    deps, objects = v1.deps, v1.llama.objects
+    return await deps.cpu(objects.get, KIND, tenant, vector_db_id, "vector_db_id")
+
+
+@router.delete("/vector-dbs/{vector_db_id}", summary="Unregister a vector database",
+               status_code=200, response_model=None)
+async def unregister(vector_db_id: str, tenant: str = TENANT, v1: V1Context = V1) -> None:
+    deps, knowledge, objects = v1.deps, v1.knowledge, v1.llama.objects
+
+    def run() -> None:
+        objects.get(KIND, tenant, vector_db_id, "vector_db_id")
+        if not knowledge.is_vector_store(tenant, vector_db_id):
+            if deps.delete_knowledge_base is not None:
+                with contextlib.suppress(NotFoundError):  # already gone
+                    deps.delete_knowledge_base(tenant, vector_db_id)
+            else:
+                kb = knowledge.resolve(tenant, vector_db_id)
+                try:
+                    kb.delete_where(None)
+                finally:
+                    knowledge.written(kb)
+        objects.delete(KIND, tenant, vector_db_id)
+
+    await deps.cpu(run)

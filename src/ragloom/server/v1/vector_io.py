@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
 from ragloom.server.v1.errors import bad_request
-from ragloom.server.v1.llama_context import LlamaContext
 from ragloom.server.v1.spec import content_text
 from ragloom.types import TextChunk, content_id
 
@@ -60,27 +60,29 @@ def text_chunk(chunk: InsertChunk, index: int) -> TextChunk:
                      metadata=metadata)
 
 
-def add_routes(router: APIRouter, context: LlamaContext) -> None:
-    deps, knowledge = context.deps, context.knowledge
-    tenant_dep = context.tenant()
+router = APIRouter()
+TENANT = Depends(caller_tenant)
+V1 = Depends(v1_context)
 
-    @router.post("/vector-io/insert", summary="Insert chunks (Vector IO specification)",
-                 status_code=200, response_model=None)
-    async def insert(body: VectorIOInsert, tenant: str = tenant_dep) -> None:
 
-        def run() -> None:
-            target = body.vector_store_id or body.vector_db_id
-            if not target:
-                raise bad_request("send vector_store_id (or vector_db_id, its older name)",
-                                  "vector_store_id")
-            if not body.chunks:
-                raise bad_request("chunks must not be empty", "chunks")
-            chunks = [text_chunk(chunk, index) for index, chunk in enumerate(body.chunks)]
-            param = "vector_store_id" if body.vector_store_id else "vector_db_id"
-            kb = knowledge.resolve(tenant, target, create=True, param=param)
-            try:
-                kb.ingest(chunks)
-            finally:
-                knowledge.written(kb)
+@router.post("/vector-io/insert", summary="Insert chunks (Vector IO specification)",
+             status_code=200, response_model=None)
+async def insert(body: VectorIOInsert, tenant: str = TENANT, v1: V1Context = V1) -> None:
+    deps, knowledge = v1.deps, v1.knowledge
 
-        await deps.cpu(run)
+    def run() -> None:
+        target = body.vector_store_id or body.vector_db_id
+        if not target:
+            raise bad_request("send vector_store_id (or vector_db_id, its older name)",
+                              "vector_store_id")
+        if not body.chunks:
+            raise bad_request("chunks must not be empty", "chunks")
+        chunks = [text_chunk(chunk, index) for index, chunk in enumerate(body.chunks)]
+        param = "vector_store_id" if body.vector_store_id else "vector_db_id"
+        kb = knowledge.resolve(tenant, target, create=True, param=param)
+        try:
+            kb.ingest(chunks)
+        finally:
+            knowledge.written(kb)
+
+    await deps.cpu(run)
