@@ -5,9 +5,9 @@ root; its paths start with ``/v1``). Every failure is answered with OpenAI's err
 body (see :mod:`~ragloom.server.v1.errors`); every object belongs to the caller's
 tenant and another tenant's id is a 404.
 
-Like the native API, each resource module declares a module-level ``router``;
-``build_router`` wires the collaborators once (:class:`~ragloom.server.v1.context.V1Context`)
-and copies each module's routes into the router it returns, bound to them (see
+Like the native API, each resource module declares a module-level ``router``.
+``build_router`` wires the collaborators once (:func:`build_context`) and copies each
+module's routes into the router it returns, bound to them (see
 :mod:`~ragloom.server.v1.binding`). This package was ``ragloom.server.openai_compat``,
 which stays as a deprecated alias.
 """

@@ -27,6 +27,7 @@ from ragloom.server.v1.errors import OpenAIError, bad_request, not_found
 router = APIRouter()
 CALLER = Depends(caller)
 V1 = Depends(v1_context)
+
 PURPOSES = ("assistants", "user_data", "batch", "fine-tune", "vision", "evals")
 
 
