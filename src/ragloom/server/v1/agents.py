@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.server.v1.agent_turns import TURN, rag_args
 from ragloom.server.v1.common import SSE_HEADERS, new_id
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.errors import OpenAIError, bad_request, not_found
 from ragloom.server.v1.llama_context import iso_now
 from ragloom.server.v1.llama_objects import LlamaObjects
@@ -96,8 +96,6 @@ def check_toolgroups(toolgroups: list[str | dict[str, Any]], param: str) -> None
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 def agent_of(objects: LlamaObjects, tenant: str, agent_id: str) -> dict[str, Any]:

@@ -63,6 +63,13 @@ async def caller_tenant(who: Any = Depends(caller)) -> str:
     return tenant_id(who)
 
 
+#: Endpoint parameters' defaults: the built router's context, the caller's tenant id,
+#: and the caller's tenant as ``OpenAIDeps.tenant`` gives it.
+V1 = Depends(v1_context)
+TENANT = Depends(caller_tenant)
+CALLER = Depends(caller)
+
+
 def provider(context: V1Context) -> Any:
     """An async dependency returning ``context`` (no thread hand-off per request)."""
 

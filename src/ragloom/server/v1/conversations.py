@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.server.v1.common import new_id, now, page
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.errors import bad_request, not_found
 from ragloom.server.v1.llama_objects import LlamaObjects
 from ragloom.server.v1.responses_model import input_item, input_messages
@@ -105,8 +105,6 @@ class Conversations:
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.post("/conversations", summary="Create a conversation")

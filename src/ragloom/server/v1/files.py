@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, UploadFile
 from fastapi.responses import Response
 
 from ragloom.server.v1.common import (
@@ -20,14 +20,11 @@ from ragloom.server.v1.common import (
     page_rows,
     tenant_id,
 )
-from ragloom.server.v1.context import V1Context, caller, v1_context
+from ragloom.server.v1.context import CALLER, V1, V1Context
 from ragloom.server.v1.db import MetaDB
 from ragloom.server.v1.errors import OpenAIError, bad_request, not_found
 
 router = APIRouter()
-CALLER = Depends(caller)
-V1 = Depends(v1_context)
-
 PURPOSES = ("assistants", "user_data", "batch", "fine-tune", "vision", "evals")
 
 

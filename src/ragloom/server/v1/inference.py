@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,7 +29,7 @@ from ragloom.protocols import ModelProvider, TokenCounter
 from ragloom.rag import augment_user_query
 from ragloom.server.v1.chooser import ModelChooser
 from ragloom.server.v1.common import SSE_HEADERS, new_id, now
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.engine_adapter import (
     answer_details,
@@ -296,8 +296,6 @@ def embed(deps: OpenAIDeps, body: EmbeddingRequest) -> dict[str, Any]:
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 def models(chat: ChatCompletions, tenant: str) -> list[dict[str, Any]]:

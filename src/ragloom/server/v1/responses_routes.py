@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from ragloom.server.v1.common import (
@@ -13,13 +13,11 @@ from ragloom.server.v1.common import (
     page,
     sse_events,
 )
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.pooled import stream_in_pool
 from ragloom.server.v1.responses_model import ResponseCreate
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.post("/responses", summary="Create a response (file_search, streaming)",

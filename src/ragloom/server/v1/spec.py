@@ -25,7 +25,7 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.chunking import RecursiveSplitter
@@ -36,7 +36,7 @@ from ragloom.protocols import TokenCounter
 from ragloom.retrieval.options import SEARCH_MODES, SearchOptions
 from ragloom.retrieval.search import search
 from ragloom.server.v1.cached_search import cached, embedder_for
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.errors import bad_request
 from ragloom.server.v1.knowledge import Knowledge
@@ -202,8 +202,6 @@ def document_text(document: RagDocument, index: int) -> tuple[str, dict[str, Any
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.post("/vector-io/query", summary="Query chunks (Vector IO specification)")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.errors import bad_request, not_found
 from ragloom.server.v1.spec import QueryConfig, knowledge_search
 
@@ -82,8 +82,6 @@ def rag_arguments(kwargs: dict[str, Any], param: str) -> tuple[Any, list[str], Q
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.get("/toolgroups", summary="List tool groups (Llama Stack)")

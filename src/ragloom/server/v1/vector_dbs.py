@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragloom.errors import NotFoundError
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.errors import bad_request
 
 KIND = "vector_db"
@@ -48,8 +48,6 @@ class VectorDBList(BaseModel):
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.post("/vector-dbs", summary="Register a vector database (Llama Stack 0.2)",

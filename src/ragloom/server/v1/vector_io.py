@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragloom.server.v1.context import V1Context, caller_tenant, v1_context
+from ragloom.server.v1.context import TENANT, V1, V1Context
 from ragloom.server.v1.errors import bad_request
 from ragloom.server.v1.spec import content_text
 from ragloom.types import TextChunk, content_id
@@ -61,8 +61,6 @@ def text_chunk(chunk: InsertChunk, index: int) -> TextChunk:
 
 
 router = APIRouter()
-TENANT = Depends(caller_tenant)
-V1 = Depends(v1_context)
 
 
 @router.post("/vector-io/insert", summary="Insert chunks (Vector IO specification)",
