@@ -16,7 +16,7 @@ from fastapi import FastAPI, Header, HTTPException
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import EmbeddingProvider, ModelProvider
-from ragloom.server.openai_compat import OpenAIDeps, build_router
+from ragloom.server.v1 import OpenAIDeps, build_router
 from ragloom.stores.sqlite import SqliteVectorStore
 from tests.serving import free_port, start_uvicorn
 

@@ -10,7 +10,7 @@ import pytest
 import ragloom.errors as errors
 from ragloom.errors import RagError
 from ragloom.server.errors import RAG_ERRORS, from_rag_error
-from ragloom.server.openai_compat.errors import translate
+from ragloom.server.v1.errors import translate
 
 SECRET = "/srv/secret/path.db: SELECT * FROM chunks WHERE id = 'x' -- Traceback"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragloom.server.openai_compat.db import MetaDB
-from ragloom.server.openai_compat.errors import OpenAIError
-from ragloom.server.openai_compat.llama_objects import LlamaObjects
+from ragloom.server.v1.db import MetaDB
+from ragloom.server.v1.errors import OpenAIError
+from ragloom.server.v1.llama_objects import LlamaObjects
 
 
 def check(objects: LlamaObjects) -> None:

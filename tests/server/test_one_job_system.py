@@ -19,9 +19,9 @@ import openai
 
 from ragloom.server.db import ServerDatabase
 from ragloom.server.jobs import Job, JobControl, JobQueue, JobWorker, Outcome
-from ragloom.server.openai_compat.chunking import AUTO
-from ragloom.server.openai_compat.db import SCHEMA, MetaDB
-from ragloom.server.openai_compat.migrate import migrate_openai_file
+from ragloom.server.v1.chunking import AUTO
+from ragloom.server.v1.db import SCHEMA, MetaDB
+from ragloom.server.v1.migrate import migrate_openai_file
 from ragloom.testing import HashingEmbedder
 from ragloom.types import Embedding
 from tests.server.conftest import start_server

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.ingestion.report import IngestEvent
-from ragloom.server.openai_compat.attach import AttachStream
+from ragloom.server.v1.attach import AttachStream
 from ragloom.types import TextDocument
 
 

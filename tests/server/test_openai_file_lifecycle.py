@@ -15,7 +15,7 @@ import openai
 import pytest
 from starlette.concurrency import run_in_threadpool
 
-from ragloom.server.openai_compat.collections import VectorStoreCollections
+from ragloom.server.v1.collections import VectorStoreCollections
 from ragloom.testing import HashingEmbedder, ScriptedModel
 from tests.server.openai_support import make_app, serve
 
@@ -276,13 +276,12 @@ def test_file_bytes_and_parsed_text_are_read_in_the_pool(
     attach(client, vs.id, file_id)
     pool.ran.clear()
     assert client.files.content(file_id).read() == text.encode()
-    assert [name for name in pool.ran if "content" in name] == ["add_routes.<locals>."
-                                                                 "content.<locals>.read"]
+    assert [name for name in pool.ran if "content" in name] == ["content.<locals>.read"]
     pool.ran.clear()
     pages = client.vector_stores.files.content(vector_store_id=vs.id, file_id=file_id)
     assert "Manatees" in "".join(c.text or "" for c in pages)
     assert [name for name in pool.ran if "file_content" in name] == [
-        "add_routes.<locals>.file_content.<locals>.parse"]
+        "file_content.<locals>.parse"]
     assert pool.on_loop == []
     # A missing file is still a 404 from inside the pool.
     response = httpx.get(f"{base_url}/v1/files/file-0000/content",

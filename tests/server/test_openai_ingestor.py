@@ -9,10 +9,10 @@ from typing import Any
 
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import Chunker
-from ragloom.server.openai_compat.chunking import AUTO
-from ragloom.server.openai_compat.collections import VectorStoreCollections
-from ragloom.server.openai_compat.db import MetaDB
-from ragloom.server.openai_compat.ingest import VectorStoreIngestor
+from ragloom.server.v1.chunking import AUTO
+from ragloom.server.v1.collections import VectorStoreCollections
+from ragloom.server.v1.db import MetaDB
+from ragloom.server.v1.ingest import VectorStoreIngestor
 from ragloom.testing import HashingEmbedder
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from ragloom.errors import ProviderError
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.server.openai_compat import search as search_module
-from ragloom.server.openai_compat.ranked_passes import RankedPasses
-from ragloom.server.openai_compat.search import SearchRequest, hit_json, run_search
+from ragloom.server.v1 import search as search_module
+from ragloom.server.v1.ranked_passes import RankedPasses
+from ragloom.server.v1.search import SearchRequest, hit_json, run_search
 from ragloom.stores.sqlite import SqliteVectorStore
 from ragloom.testing import HashingEmbedder
 from ragloom.types import Embedding, TextChunk, TextDocument, Vector, VectorEntry

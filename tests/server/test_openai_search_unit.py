@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.server.openai_compat.search import (
+from ragloom.server.v1.search import (
     CHUNKS_PER_FILE,
     QueryOnce,
     SearchRequest,

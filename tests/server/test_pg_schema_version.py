@@ -12,9 +12,9 @@ import pytest
 
 from ragloom.errors import StoreError
 from ragloom.server.db import SCHEMA_VERSION, ServerDatabase
-from ragloom.server.openai_compat.db import SCHEMA_VERSION as OPENAI_VERSION
-from ragloom.server.openai_compat.db import MetaDB
 from ragloom.server.sql_postgres import SCHEMA_NAME, PostgresDatabase
+from ragloom.server.v1.db import SCHEMA_VERSION as OPENAI_VERSION
+from ragloom.server.v1.db import MetaDB
 
 
 def fresh_database(pg_url: str, name: str) -> str:

@@ -138,7 +138,7 @@ def test_vector_store_files_are_claimed_once_and_taken_over_after_the_lease(
     once, and one that stopped renewing its lease loses it to the other."""
     import time
 
-    from ragloom.server.openai_compat.ingest import VS_FILE
+    from ragloom.server.v1.ingest import VS_FILE
 
     first_db, second_db = ServerDatabase(pg_url), ServerDatabase(pg_url)  # two replicas
     try:

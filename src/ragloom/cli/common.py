@@ -170,6 +170,18 @@ def open_store(db_path: Path | Any, kb: str, *, create: bool) -> Any:
     return open_location(location, kb)
 
 
+@contextmanager
+def existing_store(db: str | None, kb: str) -> Iterator[Any]:
+    """``with existing_store(db, kb) as store``: the store of the existing knowledge base
+    ``kb`` in the ``--db`` location, closed on leaving; a missing database or knowledge
+    base is a KnowledgeBaseNotFoundError."""
+    store = open_store(resolve_location(db), kb, create=False)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
 def embedder_name(store: Any, requested: str | None) -> str:
     """The embedder to use: the one asked for (flag, environment, ragloom.toml), else the
     one the knowledge base was built with, else the default."""

@@ -10,14 +10,13 @@ from ragloom.cli.common import (
     DbOption,
     JsonOption,
     KbOption,
+    existing_store,
     fail,
-    open_store,
     out,
     plain,
     print_json,
     reported_errors,
     resolve_kb,
-    resolve_location,
 )
 
 
@@ -43,20 +42,17 @@ def delete_command(
     kb: KbOption = None, db: DbOption = None, json_output: JsonOption = False,
 ) -> None:
     """Delete documents with their chunks. Exits 1 when any of them was not found."""
+    deleted: list[dict[str, str]] = []
+    missing: list[str] = []
     with reported_errors():
         name = resolve_kb(kb)
-        store = open_store(resolve_location(db), name, create=False)
-        deleted: list[dict[str, str]] = []
-        missing: list[str] = []
-        try:
+        with existing_store(db, name) as store:
             for wanted in dict.fromkeys(documents):  # each once, in the order given
                 document = _resolve(store, wanted)
                 if document is not None and store.delete_documents([document.id]):
                     deleted.append({"id": document.id, "source": document.source})
                 else:
                     missing.append(wanted)
-        finally:
-            store.close()
     if json_output:
         print_json({"knowledge_base": name, "deleted": deleted, "not_found": missing})
     else:

@@ -12,14 +12,13 @@ from ragloom.cli.common import (
     DbOption,
     JsonOption,
     KbOption,
+    existing_store,
     fail,
-    open_store,
     out,
     plain,
     print_json,
     reported_errors,
     resolve_kb,
-    resolve_location,
 )
 from ragloom.errors import FilterError
 
@@ -44,13 +43,10 @@ def delete_command(
 ) -> None:
     """Delete a knowledge base with its documents, chunks and vectors."""
     with reported_errors():
-        store = open_store(resolve_location(db), name, create=False)
-        try:
+        with existing_store(db, name) as store:
             stats = store.stats() if hasattr(store, "stats") else None
             _confirm(f"Delete knowledge base {name!r} and everything in it?", yes, json_output)
             dropped = bool(store.drop_collection())
-        finally:
-            store.close()
         chunks = getattr(stats, "chunk_count", None)
         if json_output:
             print_json({"knowledge_base": name, "deleted": dropped, "chunks": chunks})

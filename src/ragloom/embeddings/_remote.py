@@ -1,12 +1,14 @@
 """Batching and dimension probing shared by the remote embedders (OpenAI, Ollama,
-Gemini)."""
+Gemini), and the request setup of those that go through their provider's chat model
+(:class:`ChatBackedEmbedder`: client, key handling, base URL, timeout and error
+mapping, so 429s become ``RateLimitError`` that ``ragloom.resilience`` retries)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-from ragloom.errors import InvalidInputError
+from ragloom.errors import InvalidInputError, ProviderError
 from ragloom.models._remote import ProviderBound
 from ragloom.tracing import embeddings_span
 from ragloom.types import Embedding, Vector
@@ -69,3 +71,31 @@ class RemoteEmbedder(ProviderBound):
     def embed_query(self, text: str) -> Embedding:
         with embeddings_span(self.name, 1):
             return self._batch([text], query=True)[0]
+
+
+class ChatBackedEmbedder(RemoteEmbedder):
+    """A remote embedder whose requests go through its provider's chat model, which owns
+    client creation, key handling and error mapping (``self._api``)."""
+
+    #: Dimensions of the provider's models known before any call.
+    known_dimensions: ClassVar[Mapping[str, int]] = {}
+    _api: Any
+    dimensions: int | None
+
+    def _connect(self, api: Callable[[], Any], model: str, *, provider: str,
+                 batch_size: int, dimensions: int | None) -> None:
+        """Set up requests: ``api()`` makes the chat model (after ``batch_size`` is
+        checked); ``model`` is the embedding model's name as requests send it."""
+        self.batch_size = check_batch_size(batch_size)
+        self._api = api()
+        self.model = model
+        self.provider = provider
+        self.dimensions = dimensions
+        self._dimension = dimensions or self.known_dimensions.get(model)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self._api.base_url!r})"
+
+    def error(self, exc: Exception) -> ProviderError | None:
+        mapped: ProviderError | None = self._api.error(exc)
+        return mapped

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ragloom.embeddings._remote import RemoteEmbedder, check_batch_size
-from ragloom.errors import ProviderError
+from ragloom.embeddings._remote import ChatBackedEmbedder
 from ragloom.models._http import DEFAULT_TIMEOUT
 from ragloom.models.gemini import GeminiChatModel
 
@@ -30,8 +29,10 @@ QUERY_TASK = "RETRIEVAL_QUERY"
 DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
 
 
-class GeminiEmbedder(RemoteEmbedder):
+class GeminiEmbedder(ChatBackedEmbedder):
     """Dense embeddings through the Gemini API's ``batchEmbedContents``."""
+
+    known_dimensions = KNOWN_DIMENSIONS
 
     def __init__(
         self,
@@ -43,20 +44,10 @@ class GeminiEmbedder(RemoteEmbedder):
         dimensions: int | None = None,
         provider: str = "gemini",
     ) -> None:
-        self.batch_size = check_batch_size(min(batch_size, DEFAULT_BATCH_SIZE))
-        # The chat model owns client creation, key handling and error mapping.
-        self._api = GeminiChatModel(model, base_url=base_url, timeout=timeout,
-                                    provider=provider)
-        self.model = model.removeprefix("models/")
-        self.provider = provider
-        self.dimensions = dimensions
-        self._dimension = dimensions or KNOWN_DIMENSIONS.get(self.model)
-
-    def __repr__(self) -> str:
-        return f"GeminiEmbedder(model={self.model!r}, base_url={self._api.base_url!r})"
-
-    def error(self, exc: Exception) -> ProviderError | None:
-        return self._api.error(exc)
+        self._connect(lambda: GeminiChatModel(model, base_url=base_url, timeout=timeout,
+                                              provider=provider),
+                      model.removeprefix("models/"), provider=provider,
+                      batch_size=min(batch_size, DEFAULT_BATCH_SIZE), dimensions=dimensions)
 
     def _embed(self, texts: list[str]) -> Any:
         return self._embed_for(texts, query=False)

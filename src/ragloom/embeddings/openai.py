@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ragloom.embeddings._remote import RemoteEmbedder, check_batch_size
-from ragloom.errors import ProviderError
+from ragloom.embeddings._remote import ChatBackedEmbedder
 from ragloom.models._http import DEFAULT_TIMEOUT
 from ragloom.models.openai import OpenAIChatModel
 
@@ -22,8 +21,10 @@ KNOWN_DIMENSIONS = {
 DEFAULT_BATCH_SIZE = 128
 
 
-class OpenAIEmbedder(RemoteEmbedder):
+class OpenAIEmbedder(ChatBackedEmbedder):
     """Dense embeddings through the OpenAI embeddings endpoint."""
+
+    known_dimensions = KNOWN_DIMENSIONS
 
     def __init__(
         self,
@@ -35,19 +36,9 @@ class OpenAIEmbedder(RemoteEmbedder):
         dimensions: int | None = None,
         provider: str = "openai",
     ) -> None:
-        self.batch_size = check_batch_size(batch_size)
-        # The chat model owns client creation, key handling and error mapping.
-        self._api = OpenAIChatModel(model, base_url=base_url, timeout=timeout, provider=provider)
-        self.model = model
-        self.provider = provider
-        self.dimensions = dimensions
-        self._dimension = dimensions or KNOWN_DIMENSIONS.get(model)
-
-    def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self._api.base_url!r})"
-
-    def error(self, exc: Exception) -> ProviderError | None:
-        return self._api.error(exc)
+        self._connect(lambda: OpenAIChatModel(model, base_url=base_url, timeout=timeout,
+                                              provider=provider),
+                      model, provider=provider, batch_size=batch_size, dimensions=dimensions)
 
     def _embed(self, texts: list[str]) -> Any:
         request: dict[str, Any] = {"model": self.model, "input": texts,

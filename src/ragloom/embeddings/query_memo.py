@@ -13,12 +13,12 @@ from ragloom.protocols import EmbeddingProvider
 from ragloom.types import Embedding
 
 
-class QueryMemo:
-    """``QueryMemo(embedder)``: ``embed_query`` runs once per distinct text."""
+class QueryWrapper:
+    """An embedder over ``embedder``: its name, dimension and document embeddings pass
+    straight through; subclasses decide where ``embed_query`` answers from."""
 
     def __init__(self, embedder: EmbeddingProvider) -> None:
         self.embedder = embedder
-        self._queries: dict[str, Embedding] = {}
 
     @property
     def name(self) -> str:
@@ -30,6 +30,17 @@ class QueryMemo:
 
     def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         return self.embedder.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Embedding:
+        return self.embedder.embed_query(text)
+
+
+class QueryMemo(QueryWrapper):
+    """``QueryMemo(embedder)``: ``embed_query`` runs once per distinct text."""
+
+    def __init__(self, embedder: EmbeddingProvider) -> None:
+        super().__init__(embedder)
+        self._queries: dict[str, Embedding] = {}
 
     def embed_query(self, text: str) -> Embedding:
         found = self._queries.get(text)

@@ -3,7 +3,7 @@
 The app owns a :class:`~ragloom.server.state.ServerState` (models loaded once and
 shared, the job worker started by the lifespan). Routes: the native API under
 ``/api``, the OpenAI-compatible API under ``/v1`` (when
-:mod:`ragloom.server.openai_compat` is installed), ``/health``, ``/ready``,
+:mod:`ragloom.server.v1` is installed), ``/health``, ``/ready``,
 ``/metrics``, the OpenAPI docs at ``/docs``, the web page at ``/`` and the MCP tools at
 ``/mcp`` (when :mod:`ragloom.mcp`'s SDK is installed).
 """
@@ -82,7 +82,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.add_middleware(RequestMiddleware, metrics=state.metrics, requests=state.cpu_work)
     install_tracing(app, settings)
     app.include_router(build_native_router())
-    _mount_openai_compat(app, state)
+    _mount_v1(app, state)
     mount_web(app)
     mount_mcp(app, state)  # /mcp, when the mcp extra is installed
 
@@ -162,11 +162,11 @@ def _install_error_handlers(app: FastAPI) -> None:
                                        "server_error"), status_code=500)
 
 
-def _mount_openai_compat(app: FastAPI, state: ServerState) -> None:
+def _mount_v1(app: FastAPI, state: ServerState) -> None:
     """Mount the OpenAI-compatible routes when that package is present."""
     try:
-        from ragloom.server.openai_compat import build_router
-        from ragloom.server.openai_compat.deps import Deps
+        from ragloom.server.v1 import build_router
+        from ragloom.server.v1.deps import Deps
     except ImportError:
         return
     from ragloom.server.compat_wiring import build_deps

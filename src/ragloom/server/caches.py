@@ -32,6 +32,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ragloom.embeddings.query_memo import QueryWrapper
 from ragloom.errors import RagError, StoreError
 from ragloom.protocols import EmbeddingProvider
 from ragloom.types import Embedding, QueryMatch
@@ -184,24 +185,13 @@ def matches_size(matches: Sequence[QueryMatch]) -> int:
     return 200 + sum(300 + len(m.chunk.text) + 64 * len(m.chunk.metadata) for m in matches)
 
 
-class CachedQueries:
+class CachedQueries(QueryWrapper):
     """An embedder whose query embeddings come from the server's cache (per tenant)."""
 
     def __init__(self, embedder: EmbeddingProvider, cache: BoundedCache, tenant: str) -> None:
-        self.embedder = embedder
+        super().__init__(embedder)
         self.cache = cache
         self.tenant = tenant
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    @property
-    def dimension(self) -> int:
-        return self.embedder.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
-        return self.embedder.embed_documents(texts)
 
     def embed_query(self, text: str) -> Embedding:
         key = (self.tenant, self.embedder.name, text)

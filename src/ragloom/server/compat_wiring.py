@@ -61,7 +61,7 @@ def providers(state: ServerState) -> dict[str, Any]:
 
 def build_deps(deps_class: Any, state: ServerState) -> Any:
     if not dataclasses.is_dataclass(deps_class):
-        log.warning("openai_compat Deps is not a dataclass; /v1 is not mounted")
+        log.warning("the v1 package's Deps is not a dataclass; /v1 is not mounted")
         return None
     offered = providers(state)
     kwargs = {}

@@ -331,7 +331,7 @@ class ServerDatabase:
     @contextmanager
     def attached(self, path: str, alias: str) -> Iterator[None]:
         """Another SQLite file attached to the writer's connection as ``alias`` (to copy
-        its rows in, see :mod:`ragloom.server.openai_compat.migrate`)."""
+        its rows in, see :mod:`ragloom.server.v1.migrate`)."""
         with self._lock:
             conn = self._connect()
             conn.execute(f"ATTACH DATABASE ? AS {alias}", (path,))

@@ -1,121 +1,35 @@
-"""The OpenAI-compatible API under ``/v1`` and the specifications' own routes.
+"""Deprecated: the OpenAI-compatible API moved to :mod:`ragloom.server.v1`.
 
-``build_router(deps)`` returns one :class:`fastapi.APIRouter` (mount it at the app's
-root; its paths start with ``/v1``). Every failure is answered with OpenAI's error
-body (see :mod:`~ragloom.server.openai_compat.errors`); every object belongs to the
-caller's tenant and another tenant's id is a 404.
+This package only re-exports the public names of :mod:`ragloom.server.v1`
+(``build_router``, ``Deps``, ``OpenAIDeps``) so that ``from
+ragloom.server.openai_compat import build_router, OpenAIDeps`` keeps working, with a
+``DeprecationWarning``. Its submodules are reached as attributes
+(``ragloom.server.openai_compat.errors`` is :mod:`ragloom.server.v1.errors`, the
+same module object); ``import ragloom.server.openai_compat.errors`` does not work:
+import from ``ragloom.server.v1`` instead. It will be removed in a later release.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+import importlib
+import warnings
+from types import ModuleType
 
-from ragloom.server.openai_compat.deps import Deps, OpenAIDeps
-
-if TYPE_CHECKING:
-    from fastapi import APIRouter
+from ragloom.server.v1 import Deps, OpenAIDeps, build_router
 
 __all__ = ["Deps", "OpenAIDeps", "build_router"]
 
-
-def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
-    from ragloom.server.openai_compat import (
-        files,
-        inference,
-        responses_routes,
-        spec,
-        vector_stores,
-    )
-    from ragloom.server.openai_compat.chooser import ModelChooser
-    from ragloom.server.openai_compat.collections import VectorStoreCollections
-    from ragloom.server.openai_compat.conversations import Conversations
-    from ragloom.server.openai_compat.db import MetaDB
-    from ragloom.server.openai_compat.errors import ERROR_RESPONSES
-    from ragloom.server.openai_compat.ingest import VectorStoreIngestor
-    from ragloom.server.openai_compat.insert_jobs import InsertHandler, InsertJobs
-    from ragloom.server.openai_compat.knowledge import Knowledge
-    from ragloom.server.openai_compat.llama_context import LlamaContext
-    from ragloom.server.openai_compat.llama_objects import LlamaObjects
-    from ragloom.server.openai_compat.migrate import migrate_openai_file
-    from ragloom.server.openai_compat.pooled import pooled_route_class
-    from ragloom.server.openai_compat.purge import FilePurger
-    from ragloom.server.openai_compat.responses import ResponsesEngine
-    from ragloom.server.openai_compat.responses_llama import LlamaHooks
-    from ragloom.server.openai_compat.vector_store_api import VectorStoreAPI
-    from ragloom.server.routing import PrefixRouter
-
-    if isinstance(deps, Deps):  # the core's generic wiring hands over its state
-        from ragloom.server.openai_compat.wiring import deps_from_state
-
-        deps = deps_from_state(deps.state)
-    db = MetaDB(deps.database if deps.database is not None else deps.db_path)
-    collections = VectorStoreCollections(
-        deps.vector_file, deps.embedder, handles=deps.handles,
-        on_write=deps.caches.changed if deps.caches is not None else None)
-    ingestor = VectorStoreIngestor(db, collections, queue=deps.job_queue,
-                                   worker=deps.job_worker, lease_seconds=deps.lease_seconds)
-    purger = FilePurger(db, collections)
-
-    def start() -> None:
-        if deps.legacy_db_path is not None:  # an older server's openai.sqlite, once
-            migrate_openai_file(db, deps.legacy_db_path)
-        # Chunks of files deleted just before a kill leave their stores before anyone
-        # can search them; files left in_progress are ingested again.
-        purger.finish()
-        ingestor.ensure_started()
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        await deps.cpu(start)
-        try:
-            yield
-        finally:
-            await deps.cpu(ingestor.stop)
-
-    # Sync endpoints run in the server's CPU pool, not Starlette's default one.
-    router = PrefixRouter(prefix="/v1", route_class=pooled_route_class(deps.cpu),
-                          tags=["openai"],
-                          lifespan=lifespan, responses=ERROR_RESPONSES)
-    # Routes are tried in the order they are added: vector stores (search is the
-    # most frequent request) before files; their paths do not overlap.
-    api = VectorStoreAPI(deps, db, collections, ingestor)
-    vector_stores.add_routes(router, api)
-    files.add_routes(router, deps, db, purger)
-    knowledge = Knowledge(deps, db, collections)
-    inserts = InsertJobs(deps, knowledge, ingestor.queue, deadline=deps.insert_deadline)
-    ingestor.worker.register(InsertHandler(inserts))
-    llama = LlamaContext(deps, knowledge, LlamaObjects(db), inserts)
-    conversations = Conversations(llama.objects)
-    engine = ResponsesEngine(db, collections, deps.model, deps.max_answer_tokens,
-                             clock=deps.clock, hooks=LlamaHooks(llama, conversations),
-                             chooser=ModelChooser(deps))
-    responses_routes.add_routes(router, deps, engine)
-    inference.add_routes(router, deps, knowledge)
-    spec.add_routes(router, deps, knowledge, inserts)
-    add_llama_stack_routes(router, llama, conversations)
-    state: Any = router
-    state.ragloom_ingestor = ingestor  # tests wait on it; the core may too
-    return router
+warnings.warn("ragloom.server.openai_compat moved to ragloom.server.v1; import from there",
+              DeprecationWarning, stacklevel=2)
 
 
-def add_llama_stack_routes(router: APIRouter, llama: Any, conversations: Any) -> None:
-    """Llama Stack's own routes (vector dbs, Vector IO insert, tool groups and runtime,
-    agents, conversations) and the ``/v1/openai/v1`` alias of its 0.2 clients."""
-    from ragloom.server.openai_compat import (
-        agents,
-        toolgroups,
-        vector_dbs,
-        vector_io,
-    )
-    from ragloom.server.openai_compat import conversations as conversation_routes
-    from ragloom.server.openai_compat.agent_turns import AgentTurns
-    from ragloom.server.openai_compat.alias import alias_route
-
-    vector_dbs.add_routes(router, llama)
-    vector_io.add_routes(router, llama)
-    toolgroups.add_routes(router, llama)
-    agents.add_routes(router, llama, AgentTurns(llama, llama.deps.max_answer_tokens))
-    conversation_routes.add_routes(router, llama, conversations)
-    router.routes.append(alias_route())
+def __getattr__(name: str) -> ModuleType:
+    """``openai_compat.<module>``: the module of the same name in :mod:`ragloom.server.v1`."""
+    if name.startswith("_"):
+        raise AttributeError(name)
+    try:
+        return importlib.import_module(f"ragloom.server.v1.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"ragloom.server.v1.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from exc
