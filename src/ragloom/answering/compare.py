@@ -35,8 +35,10 @@ from ragloom.answering.values import (
     difference,
     figures,
     first_figure,
+    holds,
     labelled,
     show,
+    with_label_unit,
 )
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
@@ -81,10 +83,16 @@ _TARGET = re.compile(r"\bdid\s+(?:the\s+)?(.+?)\s+(?:hit|meet|reach|exceed|beat|
 _CHANGE = re.compile(r"\bhow much (?:did|has|have|does|do)\s+(?:the\s+)?(.+?)\s+(?:go up|gone up|"
                      r"go down|increase|rise|grow|fall|drop|decrease|change|improve)\w*"
                      r"(?:\s+(?:from|between)\s+(.+?)\s+(?:to|and)\s+(.+?))?\s*\??$", re.I)
+#: Words that name a measure rather than the thing measured.
+_MEASURES = frozenset(_WEIGHT + _PRICE + _TIME + _LENGTH)
 _TARGET_WORDS = ("target", "goal", "budget", "forecast", "plan", "quota")
 _FILLER = frozenset({"one", "ones", "model", "version", "much", "how", "what", "which",
                      "difference", "differ", "compare", "compared", "comparison", "versus",
-                     "vs", "between", "go", "went", "gone", "up", "down", "last", "year"})
+                     "vs", "between", "go", "went", "gone", "up", "down", "last", "year",
+                     # the change asked about, not the thing that changed
+                     "grow", "grew", "growth", "increase", "increased", "rise", "rose",
+                     "fall", "fell", "drop", "dropped", "decrease", "decreased", "change",
+                     "changed", "improve", "improved"})
 
 
 @dataclass(frozen=True)
@@ -101,9 +109,7 @@ def _words(text: str) -> list[str]:
 
 
 def _holds(text: str, words: Sequence[str]) -> bool:
-    held = set(content_words(text))
-    stems = {porter_stem(w) for w in held}
-    return bool(words) and all(term_present(w, held, stems) for w in words)
+    return bool(words) and holds(text, words)
 
 
 def _split_side(side: str) -> tuple[str, list[str]]:
@@ -167,18 +173,35 @@ def _titled(match: QueryMatch, side: str) -> bool:
                                 for t in tokens)
 
 
+def _labelled(sentence: str, attribute: Sequence[str]) -> str:
+    """The cell labelled with a word of the measure ("hire per hour"), else with any
+    word of the attribute."""
+    measures = [w for w in attribute if w in _MEASURES]
+    return (labelled(sentence, measures) if measures else "") or (
+        labelled(sentence, attribute) if attribute else "")
+
+
 def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> str:
-    value = cell_for(sentence, side) or (labelled(sentence, attribute) if attribute else "")
+    value = cell_for(sentence, side) or _labelled(sentence, attribute)
     if value and first_figure(value, side) is not None:
         return value
     if cells(sentence) and not named:
         return ""
+    single = re.match(r"^([^:;]{1,60}):\s*(.+)$", sentence)
+    if single and not cells(sentence):
+        # "Boil time (1 litre): 2 minutes 30 seconds": the value's first part, not the
+        # label's figure ("72 Wh, up to 14 hours" -> "72 Wh").
+        head = re.split(r"[,;(]", single.group(2))[0].strip()
+        if first_figure(head, side) is not None:
+            return head
     found = figures(sentence, avoid=side)
     if not found:
         return ""
     lowered = sentence.lower()
     if len(found) > 1:  # "30% on bicycles and 40% on parts": the side's own clause
-        clauses = re.split(r",|;|\band\b|\bwhile\b|\bbut\b|\bwhereas\b", sentence)
+        # A comma inside a number ("£16,200") does not end a clause.
+        clauses = re.split(r"(?<!\d),|,(?!\d)|;|\band\b|\bwhile\b|\bbut\b|\bwhereas\b",
+                           sentence)
         for clause in clauses:
             if _holds(clause, _words(side)):
                 own = figures(clause, avoid=side)
@@ -196,10 +219,15 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
              other: str = "", taken: Sentence | None = None,
              required: Sequence[str] = ()) -> Fact | None:
     """The figure of ``side`` for ``attribute``, from a passage about ``side`` that holds
-    the question's own ``required`` words (e.g. "new bin")."""
+    the question's own ``required`` words (e.g. "new bin") and the words of ``attribute``
+    that name the thing measured (e.g. "garden waste" of "garden waste cost"). A prose
+    sentence holds the ``required`` words itself, or a word of the measure ("Pay the £22
+    charge" under "Ordering a new bin")."""
     query = f"{side} {' '.join(attribute)}".strip()
     passages = merge_sources(list(corpus.search(query, top_k=10)) if corpus else [], sources)
-    about = {n: _about(m, side) and (not required or _holds(m.chunk.text, required))
+    thing = [w for w in attribute if w not in _MEASURES and w not in required]
+    measures = [w for w in attribute if w in _MEASURES]
+    about = {n: _about(m, side) and holds(m.chunk.text, [*required, *thing])
              for n, m in enumerate(passages, start=1)}
     titled = {n for n, m in enumerate(passages, start=1) if _titled(m, side)}
     for sentence in ranker.rank(query, passages)[:60]:
@@ -216,9 +244,10 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
                               or labelled(sentence.text, attribute)
                               or cell_for(sentence.text, side)):
             continue
-        if required and not cells(sentence.text) and not _holds(sentence.text, required):
+        if required and not cells(sentence.text) and not _holds(sentence.text, required) \
+                and not any(_holds(sentence.text, [w]) for w in measures):
             continue
-        value = _value(sentence.text, side, attribute, named)
+        value = with_label_unit(sentence.text, _value(sentence.text, side, attribute, named))
         figure = first_figure(value, side) if value else None
         if figure is not None:
             return Fact(side, value, figure, sentence, passages[sentence.number - 1])
@@ -365,22 +394,28 @@ def _extreme(question: Question, word: str, sources: list[QueryMatch], corpus: C
     attribute, lower_wins = _attribute(question, [])
     passages = merge_sources(list(corpus.search(question.text, top_k=15)) if corpus else [],
                              sources)
-    rows: list[tuple[Figure, str, int, QueryMatch]] = []
-    for number, match in enumerate(passages, start=1):
+    terms = [t for t in question.terms if t not in _SUPERLATIVES and t not in _FILLER]
+    rows: list[tuple[int, Figure, str, QueryMatch]] = []
+    for match in passages:
         for text in split_sentences(match.chunk.text):
-            value = labelled(text, attribute) if cells(text) else ""
+            value = _labelled(text, attribute) if cells(text) else ""
             figure = first_figure(value) if value else None
             if figure is not None:
-                rows.append((figure, text, number, match))
+                # Rows of the table the question names: its columns hold its words.
+                header = " ".join(label for label, _ in cells(text))
+                rows.append((sum(holds(header, [t]) for t in terms), figure, text, match))
+    fit = max((r[0] for r in rows), default=0)
+    rows = [r for r in rows if r[0] == fit]
     if len(rows) < 2:
         return None
-    best = (min if lower_wins else max)(rows, key=lambda r: r[0].value)
-    merged = merge_sources(sources, [best[3]])
-    number = [m.chunk.id for m in merged].index(best[3].chunk.id) + 1
-    label = cells(best[1])[0][1]
+    best = (min if lower_wins else max)(rows, key=lambda r: r[1].value)
+    _, figure, text, match = best
+    merged = merge_sources(sources, [match])
+    number = [m.chunk.id for m in merged].index(match.chunk.id) + 1
+    label = cells(text)[0][1]
     return EngineAnswer(
-        answer=f"{label}: {best[0].text} [{number}] \u2014 \u201c{best[1]}\u201d",
-        sources=merged, kind="comparison", strategy="comparison", quote=best[1],
+        answer=f"{label}: {figure.text} [{number}] \u2014 \u201c{text}\u201d",
+        sources=merged, kind="comparison", strategy="comparison", quote=text,
         citations=[number], origin="extract")
 
 
