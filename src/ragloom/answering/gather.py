@@ -87,6 +87,13 @@ def _holds(text: str, terms: Sequence[str]) -> bool:
     return all(term_present(t, words, stems) for t in terms)
 
 
+def _named(match: QueryMatch) -> str:
+    """The words of a passage's file name and title."""
+    chunk = match.chunk
+    name = f"{chunk.source} {chunk.metadata.get('title', '') or ''}"
+    return re.sub(r"[\W_]+", " ", name)
+
+
 def _key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
@@ -131,16 +138,29 @@ def _flag_rows(question: Question, ranked: Sequence[Sentence]) -> list[tuple[Sen
     return rows
 
 
-def _cell_list(question: Question, ranked: Sequence[Sentence]) -> tuple[Sentence, list[str]]:
-    """A cell whose label is the list's noun, holding several values ("colours: a, b")."""
+def _cell_list(question: Question, ranked: Sequence[Sentence],
+               passages: Sequence[QueryMatch]) -> tuple[Sentence, list[str]]:
+    """A cell whose label is the list's noun, holding several values ("colours: a, b"),
+    in a record or on a line of its own (a two-column table's row); the question's
+    other words are in the record, or in the name of the document of a row of its own
+    (a product sheet's "Colours: a, b" row is about the product it is named after,
+    numbers and all)."""
     noun = list_noun(question.text)
     if not noun:
         return ranked[0], []
     others = [t for t in question.terms if porter_stem(t) != porter_stem(noun)]
     for sentence in ranked[:10]:
-        if others and sum(_holds(sentence.text, [t]) for t in others) * 2 < len(others):
-            continue
         value = labelled(sentence.text, [noun, noun.rstrip("s")])
+        where = sentence.text
+        if not value:
+            row = re.match(r"^([^:;]{1,40}):\s*([^:;]+)$", sentence.text)
+            if row and _holds(row.group(1), [noun]):
+                value, where = row.group(2), _named(passages[sentence.number - 1])
+        if others and sum(_holds(where, [t]) for t in others) * 2 < len(others):
+            continue
+        if where != sentence.text and not _holds(where, [t for t in others if any(
+                ch.isdigit() for ch in t)]):
+            continue  # the document is named after another model
         if value and ("," in value or " and " in value):
             parts = [p.strip() for p in re.split(r",|\band\b", value) if p.strip()]
             return sentence, parts
@@ -155,6 +175,10 @@ def _under_heading(question: Question, passages: Sequence[QueryMatch],
     if not noun:
         return None, []
     sources = list(dict.fromkeys(m.chunk.source for m in passages[:3] if m.chunk.source))
+    # A document named after the question's words first ("orbis-14-laptop" for "ports
+    # of the orbis 14", before the older model's sheet that mentions it).
+    sources.sort(key=lambda source: -sum(_holds(re.sub(r"[\W_]+", " ", source), [t])
+                                         for t in question.terms))
     documents = [corpus.document(source) for source in sources] if corpus else []
     for chunks in documents or [[m] for m in passages]:
         if not chunks:
@@ -170,8 +194,10 @@ def _under_heading(question: Question, passages: Sequence[QueryMatch],
                         if items:
                             break
                         continue
-                    if follow.startswith("#") or (is_heading(follow) and not _STEP.match(
-                            follow)):
+                    # A short line inside the block ("microSD card reader") is an item;
+                    # a heading-like line only ends the list before its first item.
+                    if follow.startswith("#") or (not items and is_heading(follow)
+                                                  and not _STEP.match(follow)):
                         break
                     items.append(_STEP.sub("", follow).strip())
                 if len(items) >= 2:
@@ -237,7 +263,7 @@ def _structured(question: Question, passages: list[QueryMatch], ranked: list[Sen
             citations=sorted({n for n, _ in numbered}), origin="extract",
             points=[{"text": text, "citation": n} for n, text in numbered])
     if ranked:
-        sentence, parts = _cell_list(question, ranked)
+        sentence, parts = _cell_list(question, ranked, passages)
         if parts:
             merged = merge_sources(sources, [passages[sentence.number - 1]])
             number = [m.chunk.id for m in merged].index(
