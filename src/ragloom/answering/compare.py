@@ -27,7 +27,7 @@ from ragloom.answering.gather import merge_sources
 from ragloom.answering.grounding import content_words
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, refusal
-from ragloom.answering.sentences import Sentence, SentenceRanker, split_sentences
+from ragloom.answering.sentences import Sentence, SentenceRanker, is_heading, split_sentences
 from ragloom.answering.values import (
     Figure,
     cell_for,
@@ -44,7 +44,7 @@ from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
 _WEIGHT = ("weight", "weighs", "kg", "heavy", "mass")
-_PRICE = ("price", "cost", "costs", "fee", "charge", "hire", "gbp", "rate")
+_PRICE = ("price", "cost", "costs", "fee", "charge", "hire", "gbp", "rate", "quote", "paid")
 _TIME = ("time", "speed", "minutes", "seconds", "takes", "boil")
 _LENGTH = ("length", "long", "duration", "distance", "range")
 #: Comparative -> (attribute words, True when the smaller figure "wins").
@@ -181,7 +181,8 @@ def _labelled(sentence: str, attribute: Sequence[str]) -> str:
         labelled(sentence, attribute) if attribute else "")
 
 
-def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> str:
+def _value(sentence: str, side: str, attribute: Sequence[str], named: bool,
+           other: str = "") -> str:
     value = cell_for(sentence, side) or _labelled(sentence, attribute)
     if value and first_figure(value, side) is not None:
         return value
@@ -191,8 +192,8 @@ def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> s
     if single and not cells(sentence):
         # "Boil time (1 litre): 2 minutes 30 seconds": the value's first part, not the
         # label's figure ("72 Wh, up to 14 hours" -> "72 Wh").
-        head = re.split(r"[,;(]", single.group(2))[0].strip()
-        if first_figure(head, side) is not None:
+        head = re.split(r"(?<!\d),|,(?!\d)|;|\(", single.group(2))[0].strip()
+        if re.match(r"[\u00a3$\u20ac]?\s?\d", head) and first_figure(head, side) is not None:
             return head
     found = figures(sentence, avoid=side)
     if not found:
@@ -202,16 +203,32 @@ def _value(sentence: str, side: str, attribute: Sequence[str], named: bool) -> s
         # A comma inside a number ("£16,200") does not end a clause.
         clauses = re.split(r"(?<!\d),|,(?!\d)|;|\band\b|\bwhile\b|\bbut\b|\bwhereas\b",
                            sentence)
-        for clause in clauses:
-            if _holds(clause, _words(side)):
-                own = figures(clause, avoid=side)
-                if own:
-                    return own[0].text
+        words, others = _words(side), _words(other)
+        scored = [(sum(_holds(c, [w]) for w in words) - sum(_holds(c, [w]) for w in others), c)
+                  for c in clauses if figures(c, avoid=side)]
+        best = max((n for n, _ in scored), default=0)
+        own = [c for n, c in scored if n == best]
+        if best and len(own) == 1:  # the one clause naming the side the most
+            return figures(own[0], avoid=side)[0].text
     spots = [lowered.find(w) for w in attribute if lowered.find(w) >= 0]
     if spots:
         return min(found, key=lambda f: min(abs(lowered.find(f.text.lower()) - s)
                                             for s in spots)).text
     return found[0].text
+
+
+def _section(passage: str, sentence: str) -> str:
+    """The part of ``passage`` from the last heading before ``sentence`` to its end."""
+    at = passage.find(sentence[:40])
+    if at < 0:
+        return passage
+    start = 0
+    offset = 0
+    for line in passage[:at].splitlines(keepends=True):
+        if line.strip() and (line.lstrip().startswith("#") or is_heading(line.strip())):
+            start = offset
+        offset += len(line)
+    return passage[start: at + len(sentence)]
 
 
 def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
@@ -247,7 +264,11 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
         if required and not cells(sentence.text) and not _holds(sentence.text, required) \
                 and not any(_holds(sentence.text, [w]) for w in measures):
             continue
-        value = with_label_unit(sentence.text, _value(sentence.text, side, attribute, named))
+        if thing and not holds(_section(passages[sentence.number - 1].chunk.text,
+                                        sentence.text), thing):
+            continue
+        value = with_label_unit(sentence.text, _value(sentence.text, side, attribute, named,
+                                                      other))
         figure = first_figure(value, side) if value else None
         if figure is not None:
             return Fact(side, value, figure, sentence, passages[sentence.number - 1])

@@ -189,14 +189,16 @@ def _under_heading(question: Question, passages: Sequence[QueryMatch],
             bare = re.sub(r"^#+\s*|[:*]", "", line).strip()
             if bare and len(bare.split()) <= 4 and _holds(bare, [noun]):
                 items: list[str] = []
-                for follow in lines[i + 1:]:
+                for j in range(i + 1, len(lines)):
+                    follow = lines[j]
                     if not follow:
                         if items:
                             break
                         continue
-                    # A short line inside the block ("microSD card reader") is an item;
-                    # a heading-like line only ends the list before its first item.
-                    if follow.startswith("#") or (not items and is_heading(follow)
+                    # A short line in a block of lines ("2 x USB-C", "microSD card
+                    # reader") is an item; a heading stands alone before its first item.
+                    alone = j + 1 >= len(lines) or not lines[j + 1]
+                    if follow.startswith("#") or (not items and alone and is_heading(follow)
                                                   and not _STEP.match(follow)):
                         break
                     items.append(_STEP.sub("", follow).strip())
