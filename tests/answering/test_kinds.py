@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from ragloom.answering.compare import _value
 from ragloom.answering.corpus import KnowledgeBaseCorpus
 from ragloom.answering.engine import AnswerEngine
+from ragloom.answering.facts import _value
 from ragloom.answering.grounding import unsupported_claims
 from ragloom.answering.question import classify
 from ragloom.answering.twostep import names_bridge
