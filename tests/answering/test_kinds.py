@@ -172,3 +172,17 @@ def test_a_bridge_is_met_as_itself_not_inside_a_longer_name() -> None:
     assert not names_bridge("Area: Millfield Green; Day: Thursday", "Millfield")
     assert names_bridge("In Millfield, bins go out on Tuesday.", "Millfield")
     assert not names_bridge("Bins in Old Millfield go out on Monday.", "Millfield")
+
+
+def test_numbered_section_titles_are_not_the_steps_of_a_procedure() -> None:
+    from ragloom.answering.gather import _steps
+
+    manual = ("4. Cleaning the filter\n\nRinse the filter once a week.\n\n5. Child lock\n\n"
+              "To switch the child lock on, hold Start and Delay for 3 seconds. A key "
+              "symbol shows while the lock is on.\n\n6. Error codes\n\nE1: no water.")
+    start = 3  # the sentence "To switch the child lock on, ..."
+    steps = _steps(manual, start, ["switch", "child", "lock"])
+    assert steps[0].startswith("To switch the child lock on")
+    assert not any(s.startswith(("5. Child lock", "6. Error codes")) for s in steps)
+    listed = "1. Fill the kettle\n2. Boil it twice\n3. Pour it away"
+    assert _steps(listed, 0) == ["1. Fill the kettle", "2. Boil it twice", "3. Pour it away"]

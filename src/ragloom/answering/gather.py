@@ -309,12 +309,22 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
         citations=sorted(index[m.chunk.id] for m, _ in hits), origin="extract", points=points)
 
 
+def _section_headings(lines: Sequence[str]) -> bool:
+    """Whether a passage's numbered lines are the titles of its sections ("5. Child
+    lock" over a paragraph), not steps: each is a heading and prose comes between."""
+    marked = [i for i, line in enumerate(lines) if _STEP.match(line)]
+    if not all(is_heading(_STEP.sub("", lines[i]).strip()) for i in marked):
+        return False
+    return any(not _STEP.match(line) for line in lines[marked[0]: marked[-1] + 1])
+
+
 def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
-    """The steps as written: numbered or bulleted lines keep their own markers; in
-    prose, the best sentence and those after it that stay on the question's words."""
+    """The steps as written: numbered or bulleted lines keep their own markers (unless
+    they are section titles); in prose, the best sentence and those after it that stay
+    on the question's words."""
     lines = [line.strip() for line in passage.splitlines() if line.strip()]
     steps = [line for line in lines if _STEP.match(line)]
-    if len(steps) >= 2:
+    if len(steps) >= 2 and not _section_headings(lines):
         return [re.sub(r"^\s*[-*\u2022]\s+", "", line).strip() for line in steps]
     sentences = [s for s in split_sentences(passage)[start: start + 6] if not is_heading(s)]
     kept = sentences[:1]
