@@ -26,7 +26,7 @@ from ragloom.answering.sentences import (
     is_heading,
     split_sentences,
 )
-from ragloom.answering.values import cells, labelled
+from ragloom.answering.values import cells, holds, labelled
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
@@ -81,10 +81,14 @@ def _required(question: Question, best: Sentence) -> list[str]:
     return held
 
 
-def _holds(text: str, terms: Sequence[str]) -> bool:
-    words = set(content_words(text))
-    stems = {porter_stem(w) for w in words}
-    return all(term_present(t, words, stems) for t in terms)
+_holds = holds  # every one of the terms (true for none)
+
+
+def _named(match: QueryMatch) -> str:
+    """The words of a passage's file name and title."""
+    chunk = match.chunk
+    name = f"{chunk.source} {chunk.metadata.get('title', '') or ''}"
+    return re.sub(r"[\W_]+", " ", name)
 
 
 def _key(text: str) -> str:
@@ -131,16 +135,29 @@ def _flag_rows(question: Question, ranked: Sequence[Sentence]) -> list[tuple[Sen
     return rows
 
 
-def _cell_list(question: Question, ranked: Sequence[Sentence]) -> tuple[Sentence, list[str]]:
-    """A cell whose label is the list's noun, holding several values ("colours: a, b")."""
+def _cell_list(question: Question, ranked: Sequence[Sentence],
+               passages: Sequence[QueryMatch]) -> tuple[Sentence, list[str]]:
+    """A cell whose label is the list's noun, holding several values ("colours: a, b"),
+    in a record or on a line of its own (a two-column table's row); the question's
+    other words are in the record, or in the name of the document of a row of its own
+    (a product sheet's "Colours: a, b" row is about the product it is named after,
+    numbers and all)."""
     noun = list_noun(question.text)
     if not noun:
         return ranked[0], []
     others = [t for t in question.terms if porter_stem(t) != porter_stem(noun)]
     for sentence in ranked[:10]:
-        if others and sum(_holds(sentence.text, [t]) for t in others) * 2 < len(others):
-            continue
         value = labelled(sentence.text, [noun, noun.rstrip("s")])
+        where = sentence.text
+        if not value:
+            row = re.match(r"^([^:;]{1,40}):\s*([^:;]+)$", sentence.text)
+            if row and _holds(row.group(1), [noun]):
+                value, where = row.group(2), _named(passages[sentence.number - 1])
+        if others and sum(_holds(where, [t]) for t in others) * 2 < len(others):
+            continue
+        if where != sentence.text and not _holds(where, [t for t in others if any(
+                ch.isdigit() for ch in t)]):
+            continue  # the document is named after another model
         if value and ("," in value or " and " in value):
             parts = [p.strip() for p in re.split(r",|\band\b", value) if p.strip()]
             return sentence, parts
@@ -155,6 +172,10 @@ def _under_heading(question: Question, passages: Sequence[QueryMatch],
     if not noun:
         return None, []
     sources = list(dict.fromkeys(m.chunk.source for m in passages[:3] if m.chunk.source))
+    # A document named after the question's words first ("orbis-14-laptop" for "ports
+    # of the orbis 14", before the older model's sheet that mentions it).
+    sources.sort(key=lambda source: -sum(_holds(re.sub(r"[\W_]+", " ", source), [t])
+                                         for t in question.terms))
     documents = [corpus.document(source) for source in sources] if corpus else []
     for chunks in documents or [[m] for m in passages]:
         if not chunks:
@@ -165,13 +186,17 @@ def _under_heading(question: Question, passages: Sequence[QueryMatch],
             bare = re.sub(r"^#+\s*|[:*]", "", line).strip()
             if bare and len(bare.split()) <= 4 and _holds(bare, [noun]):
                 items: list[str] = []
-                for follow in lines[i + 1:]:
+                for j in range(i + 1, len(lines)):
+                    follow = lines[j]
                     if not follow:
                         if items:
                             break
                         continue
-                    if follow.startswith("#") or (is_heading(follow) and not _STEP.match(
-                            follow)):
+                    # A short line in a block of lines ("2 x USB-C", "microSD card
+                    # reader") is an item; a heading stands alone before its first item.
+                    alone = j + 1 >= len(lines) or not lines[j + 1]
+                    if follow.startswith("#") or (not items and alone and is_heading(follow)
+                                                  and not _STEP.match(follow)):
                         break
                     items.append(_STEP.sub("", follow).strip())
                 if len(items) >= 2:
@@ -237,7 +262,7 @@ def _structured(question: Question, passages: list[QueryMatch], ranked: list[Sen
             citations=sorted({n for n, _ in numbered}), origin="extract",
             points=[{"text": text, "citation": n} for n, text in numbered])
     if ranked:
-        sentence, parts = _cell_list(question, ranked)
+        sentence, parts = _cell_list(question, ranked, passages)
         if parts:
             merged = merge_sources(sources, [passages[sentence.number - 1]])
             number = [m.chunk.id for m in merged].index(
@@ -284,12 +309,22 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
         citations=sorted(index[m.chunk.id] for m, _ in hits), origin="extract", points=points)
 
 
+def _section_headings(lines: Sequence[str]) -> bool:
+    """Whether a passage's numbered lines are the titles of its sections ("5. Child
+    lock" over a paragraph), not steps: each is a heading and prose comes between."""
+    marked = [i for i, line in enumerate(lines) if _STEP.match(line)]
+    if not all(is_heading(_STEP.sub("", lines[i]).strip()) for i in marked):
+        return False
+    return any(not _STEP.match(line) for line in lines[marked[0]: marked[-1] + 1])
+
+
 def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
-    """The steps as written: numbered or bulleted lines keep their own markers; in
-    prose, the best sentence and those after it that stay on the question's words."""
+    """The steps as written: numbered or bulleted lines keep their own markers (unless
+    they are section titles); in prose, the best sentence and those after it that stay
+    on the question's words."""
     lines = [line.strip() for line in passage.splitlines() if line.strip()]
     steps = [line for line in lines if _STEP.match(line)]
-    if len(steps) >= 2:
+    if len(steps) >= 2 and not _section_headings(lines):
         return [re.sub(r"^\s*[-*\u2022]\s+", "", line).strip() for line in steps]
     sentences = [s for s in split_sentences(passage)[start: start + 6] if not is_heading(s)]
     kept = sentences[:1]

@@ -43,8 +43,8 @@ _MENTIONS = re.compile(
 _COMPARISON = re.compile(
     r"\b(compare|comparison|difference|differ|versus|vs\.?)\b"
     r"|\b(more|less|fewer|bigger|smaller|lighter|heavier|cheaper|dearer|costlier|faster|"
-    r"slower|longer|shorter|higher|lower|older|newer|larger|greater|wider|narrower|"
-    r"warmer|colder|hotter|better|worse|earlier|later)\b.{0,60}\bthan\b"
+    r"quicker|slower|longer|shorter|higher|lower|older|newer|larger|greater|wider|narrower|"
+    r"warmer|colder|hotter|better|worse|earlier|later)\b.{0,60}\b(than|compared (to|with))\b"
     r"|\bdid\b.{1,80}\b(hit|meet|reach|exceed|beat|miss|make|achieve)\b.{0,30}"
     r"\b(target|goal|budget|forecast|plan|quota)s?\b"
     r"|\b(above|below|over|under) (its|their|the) (target|goal|budget|forecast)\b"

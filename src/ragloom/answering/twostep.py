@@ -37,6 +37,22 @@ def _present(word: str, text: str) -> bool:
     return term_present(word, held, {porter_stem(w) for w in held})
 
 
+def names_bridge(sentence: str, bridge: str) -> bool:
+    """Whether ``sentence`` names ``bridge`` itself: as a whole cell value, or as words
+    not run on into a longer name ("Millfield" is not "Millfield Green")."""
+    if any(value.strip().lower() == bridge.lower() for _, value in cells(sentence)):
+        return True
+    for found in re.finditer(rf"(?<![\w-]){re.escape(bridge)}(?![\w-])", sentence, re.I):
+        after = sentence[found.end():]
+        before = sentence[: found.start()]
+        # A capitalised word next to it (not a sentence's first word) extends the name.
+        if re.match(r"\s+[A-Z][\w'-]*", after) or re.search(r"[\w,]\s+[A-Z][\w'-]*\s+$",
+                                                               before):
+            continue
+        return True
+    return False
+
+
 def missing_words(question: Question, sentence: str) -> list[str]:
     """The question's key terms the sentence lacks."""
     return [t for t in question.terms if not _present(t, sentence)]
@@ -81,7 +97,7 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
         query = " ".join([*missing, bridge])
         passages = merge_sources(list(corpus.search(query, top_k=8)), [])
         for sentence in ranker.rank(query, passages)[:15]:
-            if sentence.text == first.text or bridge.lower() not in sentence.text.lower():
+            if sentence.text == first.text or not names_bridge(sentence.text, bridge):
                 continue
             if not any(_present(word, sentence.text) for word in missing):
                 continue

@@ -37,10 +37,16 @@ def cells(sentence: str) -> list[tuple[str, str]]:
     return found if len(found) >= 2 else []
 
 
-def _present(words: Sequence[str], text: str) -> bool:
+def holds(text: str, words: Sequence[str]) -> bool:
+    """Whether ``text`` holds every one of ``words`` (or a word of the same stem); true
+    for no words."""
     held = set(content_words(text))
     stems = {porter_stem(w) for w in held}
-    return bool(words) and all(term_present(w, held, stems) for w in words)
+    return all(term_present(w, held, stems) for w in words)
+
+
+def _present(words: Sequence[str], text: str) -> bool:
+    return bool(words) and holds(text, words)
 
 
 def _names_any(text: str, words: Sequence[str]) -> bool:
@@ -69,6 +75,42 @@ def cell_for(sentence: str, name: str) -> str:
         if _present(words, label) and any(ch.isdigit() for ch in value):
             return value
     return ""
+
+
+_LABEL_SIGNS = {"gbp": "\u00a3", "\u00a3": "\u00a3", "usd": "$", "$": "$", "eur": "\u20ac",
+                "\u20ac": "\u20ac"}
+_LABEL_UNIT = re.compile(r"(?:_|\(|\[)\s*([\u00a3$\u20ac%]|[a-z]+)\s*[)\]]?\s*$", re.I)
+
+
+def label_unit(label: str) -> tuple[str, str]:
+    """The currency sign or unit a column's label gives its values: ``price_gbp``,
+    ``Weight (kg)``, ``charge (\u00a3)``; ``("", "")`` when it names none."""
+    found = _LABEL_UNIT.search(label.strip())
+    if not found:
+        return "", ""
+    token = found.group(1).lower()
+    if token in _LABEL_SIGNS:
+        return _LABEL_SIGNS[token], ""
+    if token == "%" or re.fullmatch(_UNITS, token):
+        return "", token
+    return "", ""
+
+
+def with_label_unit(sentence: str, value: str) -> str:
+    """``value`` with the sign or unit its column's label gives it, when it has none
+    (``price_gbp: 549`` -> "\u00a3549")."""
+    bare = re.fullmatch(r"\s*-?\d[\d,]*(?:\.\d+)?\s*", value)
+    if not bare:
+        return value
+    for label, cell in cells(sentence):
+        if cell.strip() == value.strip():
+            sign, unit = label_unit(label)
+            if sign:
+                return sign + value.strip()
+            if unit:
+                return f"{value.strip()}{'' if unit == '%' else ' '}{unit}"
+            break
+    return value
 
 
 @dataclass(frozen=True)
