@@ -94,7 +94,7 @@ def test_markers_become_annotations(setup: tuple[openai.OpenAI, dict[str, str]])
 def test_streaming_create(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     client, ids = setup
     events = list(client.responses.create(model="fake:scripted", tools=tools(ids),
-                                          input="How long is the lunch break? marker please",
+                                          input="How long is the unpaid lunch break? marker please",
                                           stream=True))
     kinds = [e.type for e in events]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
