@@ -235,3 +235,17 @@ def test_settings_refuse_what_cannot_work() -> None:
 def test_the_subject_of_a_lowercase_question_comes_from_the_documents() -> None:
     question = read_question("how much is the 32gb orbis 14")
     assert "32gb" in question.subject
+
+
+def test_a_procedure_the_first_passages_miss_is_read_from_the_knowledge_base(
+        kb: VectorKnowledgeBase) -> None:
+    question = "how do i descale the kx200 kettle"
+    # Only a passage without the steps was retrieved; the corpus holds them.
+    other = [m for m in kb.search(question, SearchOptions(top_k=10)).matches
+             if "Descaling" not in m.chunk.text][:1]
+    engine = AnswerEngine(kb.embedder)
+    without = engine.answer(question, other, None)
+    assert without.refused
+    answer = engine.answer(question, other, None, corpus=KnowledgeBaseCorpus([kb]))
+    assert not answer.refused
+    assert "1. Fill the kettle" in answer.answer

@@ -32,9 +32,9 @@ from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject
 from ragloom.answering.gather import list_items, mentions, procedure
 from ragloom.answering.lookup import lookup
 from ragloom.answering.prompting import ModelCall, PromptBuilder
-from ragloom.answering.question import read_question
+from ragloom.answering.question import Question, read_question
 from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
-from ragloom.answering.sentences import SentenceRanker
+from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.summary import summarise
 from ragloom.answering.twostep import needs_second_step, second_step
@@ -43,6 +43,12 @@ from ragloom.tracing import span
 from ragloom.types import ChatMessage, QueryMatch
 
 __all__ = ["NOT_FOUND", "AnswerEngine", "EngineAnswer"]
+
+
+def _with_more(passages: list[QueryMatch], more: Sequence[QueryMatch]) -> list[QueryMatch]:
+    """``passages`` followed by those of ``more`` not among them."""
+    seen = {match.chunk.id for match in passages}
+    return [*passages, *(m for m in more if m.chunk.id not in seen)]
 
 
 class AnswerEngine:
@@ -127,14 +133,16 @@ class AnswerEngine:
                 return listed
         evidence = self.ranker.rank(question.text, passages)
         if kind == "procedure":
-            # The gate's confidence is fitted on lookups; a procedure is refused when it
-            # is about another subject or the passages miss most of its words.
-            evidence, missing = on_subject(question, evidence, passages)
-            reason = "the passages are not about " + ", ".join(missing) if missing else ""
-            if not reason and evidence:
-                signals = measure(question, evidence, passages, idf_of(question, evidence))
-                if signals.coverage < 0.5:
-                    reason = "the passages lack " + ", ".join(signals.missing)
+            reason, evidence = self._procedure_gap(question, passages, evidence)
+            if reason and corpus is not None:
+                # The steps may sit in a section the first passages missed: read more
+                # of the knowledge base before refusing, as lists do.
+                wider = _with_more(passages, corpus.search(question.text, top_k=10))
+                if len(wider) > len(passages):
+                    more = self.ranker.rank(question.text, wider)
+                    wider_reason, wider_evidence = self._procedure_gap(question, wider, more)
+                    if not wider_reason:
+                        reason, passages, evidence = "", wider, wider_evidence
             if reason:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
             return procedure(question, passages, self.ranker)
@@ -147,6 +155,22 @@ class AnswerEngine:
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
                           grounding=settings.grounding)
         return replace(answered, kind=kind) if kind != "lookup" else answered
+
+    @staticmethod
+    def _procedure_gap(question: Question, passages: list[QueryMatch],
+                       evidence: list[Sentence]) -> tuple[str, list[Sentence]]:
+        """Why ``passages`` do not hold the steps asked for ("" if they may), and the
+        evidence about the question's subject. The gate's confidence is fitted on
+        lookups; a procedure is refused when it is about another subject or the
+        passages miss most of its words."""
+        evidence, missing = on_subject(question, evidence, passages)
+        if missing:
+            return "the passages are not about " + ", ".join(missing), evidence
+        if evidence:
+            signals = measure(question, evidence, passages, idf_of(question, evidence))
+            if signals.coverage < 0.5:
+                return "the passages lack " + ", ".join(signals.missing), evidence
+        return "", evidence
 
     def stream(self, question: str, sources: Sequence[QueryMatch],
                model: ModelProvider | None, *, corpus: Corpus | None = None,
