@@ -355,8 +355,15 @@ def mixed_load(url: str, corpus: list[tuple[str, str]], queries: list[str], dura
     drained_from = time.perf_counter()
     jobs = wait_batches(client, batches)
     drain = time.perf_counter() - drained_from
-    listed = {d["source"] for d in client.get("/api/knowledge-bases/scifact/documents").json()[
-        "data"]}
+    listed: set[str] = set()
+    after: str | None = None
+    while True:  # the list comes a page (at most 1,000) at a time
+        page = client.get("/api/knowledge-bases/scifact/documents",
+                          params={"limit": 1000, **({"after": after} if after else {})}).json()
+        listed.update(d["source"] for d in page["data"])
+        if not page.get("has_more"):
+            break
+        after = page["last"]
     missing_listed = [name for name, _ in uploaded if name not in listed]
     not_found = []
     for name, marker in uploaded:

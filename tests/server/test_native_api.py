@@ -73,6 +73,16 @@ def test_documents_text_list_get_delete_and_filter(client: httpx.Client) -> None
     assert again["documents"][0]["outcome"] == "unchanged"
     listed = client.get("/api/knowledge-bases/notes/documents").json()["data"]
     assert sorted(d["source"] for d in listed) == [f"note-{i}" for i in range(4)]
+    # A page at a time: has_more and last lead to the next page, and the pages add up.
+    pages, after = [], None
+    while True:
+        params = {"limit": 3, **({"after": after} if after else {})}
+        page = client.get("/api/knowledge-bases/notes/documents", params=params).json()
+        pages.append([d["source"] for d in page["data"]])
+        if not page["has_more"]:
+            break
+        after = page["last"]
+    assert pages == [["note-0", "note-1", "note-2"], ["note-3"]]
     first = listed[0]
     one = client.get(f"/api/knowledge-bases/notes/documents/{first['id']}").json()
     assert one == first and one["metadata"]["n"] == 0

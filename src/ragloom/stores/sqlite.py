@@ -864,15 +864,17 @@ class SqliteVectorStore:
                 "WHERE collection_id = ? AND source = ?", (self._cid, source)).fetchone()
         return None if row is None else document_from_row(row)
 
-    def list_documents(self, limit: int | None = None) -> list[StoredDocument]:
-        """Every document of the collection (the first ``limit``), ordered by source."""
+    def list_documents(self, limit: int | None = None,
+                       after: str | None = None) -> list[StoredDocument]:
+        """Every document of the collection (the first ``limit`` whose source sorts
+        after ``after``), ordered by source."""
         with self._lock, self._read() as conn:
             if self._cid is None:
                 return []
             rows = conn.execute(
                 f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection_id = ? "
-                "ORDER BY source LIMIT ?", (self._cid, -1 if limit is None else limit)
-            ).fetchall()
+                "AND (? IS NULL OR source > ?) ORDER BY source LIMIT ?",
+                (self._cid, after, after, -1 if limit is None else limit)).fetchall()
         return [document_from_row(row) for row in rows]
 
     def list_collections(self) -> list[CollectionStats]:

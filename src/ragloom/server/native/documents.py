@@ -119,25 +119,34 @@ async def add_url(kb: str, body: UrlDocumentIn, wait: float = WaitQuery,
 
 @router.get("/knowledge-bases/{kb}/documents", response_model=DocumentList)
 async def list_documents(kb: str, limit: int = Query(1000, ge=1, le=1000),
+                         after: str | None = Query(None, max_length=4096),
                          tenant: Tenant = Depends(current_tenant),
                          state: ServerState = Depends(get_state)) -> dict[str, Any]:
-    """The knowledge base's documents (the first ``limit``), by source."""
-    def work() -> list[dict[str, Any]]:
+    """The knowledge base's documents by source, a page at a time: the first ``limit``
+    whose source sorts after ``after`` (send the page's ``last`` to get the next one;
+    ``has_more`` says whether there is one)."""
+    def work() -> dict[str, Any]:
         base = state.catalog.open(state.catalog.get(tenant, kb))
-        return [document_out(d) for d in first_documents(base.index, limit)]
+        found = first_documents(base.index, limit + 1, after)
+        page = [document_out(d) for d in found[:limit]]
+        return {"object": "list", "data": page, "has_more": len(found) > limit,
+                "last": page[-1]["source"] if page else None}
 
-    return {"object": "list", "data": await state.run_cpu(work)}
+    return await state.run_cpu(work)
 
 
-def first_documents(index: Any, limit: int) -> list[Any]:
-    """The first ``limit`` documents by source: read with SQL ``LIMIT`` by a store that
-    takes one (SQLite), else sliced."""
+def first_documents(index: Any, limit: int, after: str | None = None) -> list[Any]:
+    """The first ``limit`` documents by source after ``after``: read with SQL by a store
+    that pages (SQLite), else sorted and sliced."""
     import inspect
 
     lister = index.list_documents
-    if "limit" in inspect.signature(lister).parameters:
-        return list(lister(limit=limit))
-    return list(lister())[:limit]
+    if "after" in inspect.signature(lister).parameters:
+        return list(lister(limit=limit, after=after))
+    documents = sorted(lister(), key=lambda d: d.source)
+    if after is not None:
+        documents = [d for d in documents if d.source > after]
+    return documents[:limit]
 
 
 def _find(state: ServerState, tenant: Tenant, kb: str, document_id: str) -> tuple[Any, Any]:

@@ -137,6 +137,10 @@ class DocumentOut(BaseModel):
 class DocumentList(BaseModel):
     object: Literal["list"] = "list"
     data: list[DocumentOut]
+    #: Whether more documents follow; ask again with ``after=last``.
+    has_more: bool = False
+    #: The source of this page's last document (the ``after`` of the next page).
+    last: str | None = None
 
 
 class DeleteByFilter(BaseModel):
