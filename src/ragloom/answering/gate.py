@@ -28,7 +28,12 @@ from dataclasses import dataclass
 
 from ragloom.answering.grounding import content_words
 from ragloom.answering.question import Question, holds_label
-from ragloom.answering.sentences import Sentence, document_names, is_heading, split_sentences
+from ragloom.answering.sentences import (
+    Sentence,
+    document_name_parts,
+    is_heading,
+    split_sentences,
+)
 from ragloom.answering.spans import answer_span, value_kind
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
@@ -125,14 +130,16 @@ def _context(best: Sentence, matches: Sequence[QueryMatch]) -> list[str]:
     if not 0 < best.number <= len(matches):
         return [best.text]
     match = matches[best.number - 1]
+    near, headings = _neighbours(best, match)
+    return [best.text, *near, *headings, *document_name_parts(match)]
+
+
+def _neighbours(best: Sentence, match: QueryMatch) -> tuple[list[str], list[str]]:
+    """The best sentence's neighbours in its passage (itself included) and the
+    passage's headings."""
     sentences = split_sentences(match.chunk.text)
     near = sentences[max(0, best.position - 1): best.position + 2]
-    headings = [s for s in sentences if is_heading(s)]
-    return [best.text, *near, *headings, *_names(match)]
-
-
-def _names(match: QueryMatch) -> list[str]:
-    return document_names(match).split(" \n")
+    return near, [s for s in sentences if is_heading(s)]
 
 
 def _squash(text: str) -> str:
@@ -208,7 +215,7 @@ def _other_period(item: str, names: Sequence[str]) -> bool:
 def _about(match: QueryMatch, items: Sequence[str]) -> tuple[str, ...]:
     """The ``items`` the passage, its headings and its document's names do not name
     (a year counts as named only by a document that is not named after another year)."""
-    names = _names(match)
+    names = document_name_parts(match)
     wide = [match.chunk.text, *names]
     words, stems = _vocabulary(wide)
     text = "\n".join(wide)
@@ -266,15 +273,14 @@ def _attribute_coverage(question: Question, best: Sentence, matches: Sequence[Qu
     if not 0 < best.number <= len(matches):
         return 1.0
     match = matches[best.number - 1]
-    _, name_stems = _vocabulary(_names(match))
+    _, name_stems = _vocabulary(document_name_parts(match))
     subject_words = {w for item in subjects(question, matches) for w in content_words(item)}
     attributes = [t for t in terms
                   if t not in subject_words and porter_stem(t) not in name_stems]
     total = sum(weights[t] for t in attributes)
     if not attributes or total <= 0:
         return 1.0
-    sentences = split_sentences(match.chunk.text)
-    near = sentences[max(0, best.position - 1): best.position + 2]
+    near, _ = _neighbours(best, match)
     words, stems = _vocabulary([best.text, *near])
     found = sum(weights[t] for t in attributes if term_present(t, words, stems))
     return found / total

@@ -143,14 +143,19 @@ def candidate_sentences(matches: Sequence[QueryMatch]) -> list[Sentence]:
     return found
 
 
-def document_names(match: QueryMatch) -> str:
+def document_name_parts(match: QueryMatch) -> list[str]:
     """The names a passage's document goes by: its file name (without extension, dashes
-    and underscores as spaces), its title and its section heading."""
+    and underscores as spaces), its title and its section heading (those it has)."""
     chunk = match.chunk
     stem = PurePath(chunk.source).stem.replace("-", " ").replace("_", " ") if chunk.source else ""
     title = str(chunk.metadata.get("title", "") or "")
     section = str(chunk.metadata.get("section", "") or chunk.metadata.get("heading", "") or "")
-    return " \n".join(part for part in (stem, title, section) if part)
+    return [part for part in (stem, title, section) if part]
+
+
+def document_names(match: QueryMatch) -> str:
+    """:func:`document_name_parts` as one text, a line each."""
+    return " \n".join(document_name_parts(match))
 
 
 def _stems(text: str) -> list[str]:
