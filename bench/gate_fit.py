@@ -83,7 +83,8 @@ def collect(source: str) -> list[Row]:
         kept, missing = on_subject(understood, evidence, matches)
         if missing or not kept:
             continue
-        signals = measure(understood, kept, matches, idf_of(understood, kept))
+        signals = measure(understood, kept, matches, idf_of(understood, kept),
+                          rag.engine.similar)
         if q.answerable:
             extract = compose_extract(understood, kept, matches).answer
             if not is_right(q, extract):

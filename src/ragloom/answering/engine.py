@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from ragloom.answering.compare import compare
 from ragloom.answering.corpus import Corpus
-from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject
+from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject, partly_on_subject
 from ragloom.answering.gather import list_items, mentions, procedure
 from ragloom.answering.lookup import lookup
 from ragloom.answering.prompting import ModelCall, PromptBuilder
@@ -36,6 +36,7 @@ from ragloom.answering.question import Question, read_question
 from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
+from ragloom.answering.similar import WordSimilarity
 from ragloom.answering.summary import summarise
 from ragloom.answering.twostep import needs_second_step, second_step
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
@@ -72,12 +73,20 @@ class AnswerEngine:
         self.chunk_template = chunk_template
         self.max_tokens_in_context = max_tokens_in_context
         self._ranker: SentenceRanker | None = None
+        self._similar: WordSimilarity | None = None
 
     @property
     def ranker(self) -> SentenceRanker:
         if self._ranker is None:
             self._ranker = SentenceRanker(self.embedder)
         return self._ranker
+
+    @property
+    def similar(self) -> WordSimilarity | None:
+        """Word closeness from the embedder, for paraphrased question terms."""
+        if self._similar is None and self.embedder is not None:
+            self._similar = WordSimilarity(self.embedder)
+        return self._similar
 
     def _call(self, model: ModelProvider | None, settings: GenerationSettings,
               history: Sequence[ChatMessage]) -> ModelCall | None:
@@ -106,7 +115,7 @@ class AnswerEngine:
                     understood.kind == "lookup":
                 evidence = self.ranker.rank(question, passages)
                 return lookup(understood, evidence, passages, calls, policy=self.policy,
-                              grounding=settings.grounding)
+                              grounding=settings.grounding, similar=self.similar)
             result = self._by_kind(understood, passages, calls, corpus, settings)
         return result
 
@@ -148,16 +157,19 @@ class AnswerEngine:
             return procedure(question, passages, self.ranker)
         if kind == "lookup" and corpus is not None and evidence:
             about, _ = on_subject(question, evidence, passages)
-            if about and needs_second_step(question, about[0]):
+            # Evidence that names only some of the question's subjects is a first step
+            # whatever values it holds: the rest of the question is in another file.
+            partly = [] if about else partly_on_subject(question, evidence, passages)
+            if (about and needs_second_step(question, about[0])) or partly:
+                about = about or partly
                 two = second_step(question, about[0], passages, corpus, self.ranker)
                 if two is not None:
                     return two
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
-                          grounding=settings.grounding)
+                          grounding=settings.grounding, similar=self.similar)
         return replace(answered, kind=kind) if kind != "lookup" else answered
 
-    @staticmethod
-    def _procedure_gap(question: Question, passages: list[QueryMatch],
+    def _procedure_gap(self, question: Question, passages: list[QueryMatch],
                        evidence: list[Sentence]) -> tuple[str, list[Sentence]]:
         """Why ``passages`` do not hold the steps asked for ("" if they may), and the
         evidence about the question's subject. The gate's confidence is fitted on
@@ -167,7 +179,8 @@ class AnswerEngine:
         if missing:
             return "the passages are not about " + ", ".join(missing), evidence
         if evidence:
-            signals = measure(question, evidence, passages, idf_of(question, evidence))
+            signals = measure(question, evidence, passages, idf_of(question, evidence),
+                              self.similar)
             if signals.coverage < 0.5:
                 return "the passages lack " + ", ".join(signals.missing), evidence
         return "", evidence

@@ -26,7 +26,12 @@ time times take takes took taken place happen happens mean means meaning allowed
 needed required require get gets find found located kind sort type name named called tell
 told say said give given contain contains include includes start starts end ends open opens
 close closes run runs usually normally exactly current currently available one two three
-four five six seven eight nine ten first"""
+four five six seven eight nine ten first
+go goes going went gone come comes coming make makes made let lets put puts keep keeps kept
+number numbers date dates"""
+# The last two lines: light verbs ("go up", "going to cost") and nouns that name the
+# kind of answer ("phone number", "date of the next meeting"), which the answer's
+# typed value stands for.
 _FRAME = frozenset(_FRAME_WORDS.split())
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (

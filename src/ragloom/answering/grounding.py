@@ -161,5 +161,7 @@ and or but not no nor so than too very can could should would will shall may mig
 which who whom whose when where why how much many long often i me my we our you your he him
 his she her it its they them their this that these those there here if then else also just
 only any some each every all both more most other such own same per up down out off again
-further once get gets got give given take takes taken need needs needed use used using s t"""
+further once get gets got give given take takes taken need needs needed use used using s t
+whats wheres whos hows whens whys thats theres im ive id youre dont doesnt didnt cant
+wont isnt arent wasnt werent""" # the last two lines: contractions typed without the apostrophe
 _STOP = frozenset(_STOP_WORDS.split())

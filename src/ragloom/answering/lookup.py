@@ -24,6 +24,7 @@ from ragloom.answering.prompting import ModelCall
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, cite, refusal
 from ragloom.answering.sentences import Sentence, is_record
+from ragloom.answering.similar import WordSimilarity
 from ragloom.answering.spans import answer_span, value_kind
 from ragloom.types import QueryMatch
 
@@ -70,14 +71,16 @@ def compose_extract(question: Question, evidence: Sequence[Sentence], sources: l
 
 
 def lookup(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
-           calls: ModelCall | None, *, policy: GatePolicy, grounding: str) -> EngineAnswer:
-    """Answer a lookup from ranked ``evidence`` over ``sources``."""
+           calls: ModelCall | None, *, policy: GatePolicy, grounding: str,
+           similar: WordSimilarity | None = None) -> EngineAnswer:
+    """Answer a lookup from ranked ``evidence`` over ``sources`` (``similar`` lets the
+    gate credit paraphrased terms)."""
     if grounding == "strict":
         evidence, missing = on_subject(question, evidence, sources)
         if missing:
             return refusal("the passages are not about " + ", ".join(missing), sources,
                            kind=question.kind)
-        reason, _signals = weakness(question, evidence, sources, policy)
+        reason, _signals = weakness(question, evidence, sources, policy, similar)
         if reason:
             return refusal(reason, sources, kind=question.kind, evidence=list(evidence))
     elif not evidence:

@@ -13,6 +13,7 @@ bridges tried is bounded.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragloom.answering.corpus import Corpus
 from ragloom.answering.gate import term_present
@@ -37,20 +38,29 @@ def _present(word: str, text: str) -> bool:
     return term_present(word, held, {porter_stem(w) for w in held})
 
 
-def names_bridge(sentence: str, bridge: str) -> bool:
+def names_bridge(sentence: str, bridge: str, asked: Sequence[str] = ()) -> bool:
     """Whether ``sentence`` names ``bridge`` itself: as a whole cell value, or as words
-    not run on into a longer name ("Millfield" is not "Millfield Green")."""
+    not run on into a longer name ("Millfield" is not "Millfield Green"). A name run
+    on by a word the question asks about is the asked thing at the bridge
+    ("Harbourside Library" for "the library in Harbourside")."""
     if any(value.strip().lower() == bridge.lower() for _, value in cells(sentence)):
         return True
     for found in re.finditer(rf"(?<![\w-]){re.escape(bridge)}(?![\w-])", sentence, re.I):
         after = sentence[found.end():]
         before = sentence[: found.start()]
         # A capitalised word next to it (not a sentence's first word) extends the name.
-        if re.match(r"\s+[A-Z][\w'-]*", after) or re.search(r"[\w,]\s+[A-Z][\w'-]*\s+$",
-                                                               before):
+        following = re.match(r"\s+([A-Z][\w'-]*)", after)
+        if following and not _present_in(following.group(1), asked):
+            continue
+        if re.search(r"[\w,]\s+[A-Z][\w'-]*\s+$", before):
             continue
         return True
     return False
+
+
+def _present_in(word: str, asked: Sequence[str]) -> bool:
+    stem = porter_stem(word.lower())
+    return any(porter_stem(a) == stem for a in asked)
 
 
 def missing_words(question: Question, sentence: str) -> list[str]:
@@ -97,7 +107,8 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
         query = " ".join([*missing, bridge])
         passages = merge_sources(list(corpus.search(query, top_k=8)), [])
         for sentence in ranker.rank(query, passages)[:15]:
-            if sentence.text == first.text or not names_bridge(sentence.text, bridge):
+            if sentence.text == first.text or not names_bridge(sentence.text, bridge,
+                                                                missing):
                 continue
             if not any(_present(word, sentence.text) for word in missing):
                 continue
