@@ -24,7 +24,7 @@ from ragloom.errors import CollectionDroppedError, RagError
 from ragloom.ingestion.report import IngestEvent
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import TokenCounter
-from ragloom.server.jobs import Job, JobControl, JobQueue, Outcome
+from ragloom.server.jobs import RAG_INSERT, Job, JobControl, JobQueue, Outcome
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.errors import OpenAIError, translate
 from ragloom.server.v1.knowledge import Knowledge
@@ -32,7 +32,6 @@ from ragloom.types import TextChunk, TextDocument
 
 log = logging.getLogger("ragloom.server.openai.insert")
 
-RAG_INSERT = "rag_insert"
 DEADLINE_EXCEEDED = "deadline_exceeded"
 #: Chunks stored between two looks at the deadline and at a delete.
 BATCH = 256
