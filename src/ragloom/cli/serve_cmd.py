@@ -126,6 +126,10 @@ def serve_command(
     allow_private_urls: Annotated[bool, typer.Option(
         "--allow-private-urls", help="Let URL jobs fetch from loopback and private "
         "addresses (refused by default).")] = False,
+    delete_wait: Annotated[float, typer.Option(
+        "--delete-wait", min=0, help="Seconds a delete waits for its job (dropping the "
+        "chunks, sidecar files and uploads) before it answers; the record is gone at once "
+        "and the job finishes in the background.")] = 5.0,
 ) -> None:
     """Serve the knowledge bases over HTTP: /api (native), /v1 (OpenAI-compatible), /docs."""
     from pathlib import Path
@@ -154,7 +158,7 @@ def serve_command(
             database_url=database_url, job_lease_seconds=job_lease,
             max_open_collections=max_open_collections,
             url_timeout=url_timeout, fetch_threads=fetch_threads,
-            url_allow_private=allow_private_urls,
+            url_allow_private=allow_private_urls, delete_wait=delete_wait,
             embedder=str(resolved.embedder),
             llm=str(resolved.llm), fallback_llm=resolved.fallback_llm,
             log_format=log_format,  # type: ignore[arg-type]

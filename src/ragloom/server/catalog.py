@@ -174,9 +174,12 @@ class Catalog:
         #: Every open collection of the server (knowledge bases here, vector stores of
         #: /v1 under "vs:..."), at most ``max_open``; see :mod:`ragloom.server.handles`.
         self.handles = HandleCache(max_open)
-        #: Called with a knowledge base's id after its record is deleted and before its
-        #: collection is dropped (the job worker cancels and drains its jobs).
-        self.before_drop: list[Callable[[str], object]] = []
+        #: Called inside the transaction that deletes a knowledge base's record, with
+        #: that transaction and the record: the job system cancels its jobs and queues
+        #: its delete job there (see :mod:`ragloom.server.jobs.deletes`).
+        self.on_delete: list[Callable[[Any, KbRecord], object]] = []
+        #: Called with the record once that transaction is committed.
+        self.after_delete: list[Callable[[KbRecord], object]] = []
         self._pruned = time.monotonic()
 
     # ------------------------------------------------------------------ records
@@ -241,38 +244,52 @@ class Catalog:
         return [KbRecord.from_row(r) for r in rows]
 
     def delete(self, tenant: Tenant, ident: str) -> KbRecord:
-        """Delete a knowledge base so that it stays deleted: its record first (the
-        worker and new requests no longer find it), then its jobs cancelled and drained
-        (:attr:`before_drop`: the ingestion worker lets go of it, uploads removed),
-        then its chunks and sidecar dropped and its handle closed."""
+        """Delete a knowledge base so that it stays deleted: its record goes at once (the
+        worker and new requests no longer find it), in one transaction with its jobs
+        cancelled and its delete job queued (:attr:`on_delete`); that job drains its
+        jobs and drops its chunks, sidecar files and uploads (:meth:`drop`). Without a
+        job system (no :attr:`on_delete`), they are dropped here."""
         record = self.get(tenant, ident)
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM knowledge_bases WHERE id = ?", (record.id,))
-            conn.execute("UPDATE jobs SET status = 'cancelled', reason = 'cancelled', "
-                         "message = 'the knowledge base was deleted', updated = ? "
-                         "WHERE kb_id = ? AND status = 'in_progress'", (now(), record.id))
-        for hook in self.before_drop:
-            hook(record.id)
-        handle = self.handles.pop(record.id)
-        store: Any = handle.store if handle is not None else self._open_store(record)
+            for hook in self.on_delete:
+                hook(conn, record)
+            if not self.on_delete:
+                conn.execute("UPDATE jobs SET status = 'cancelled', reason = 'cancelled', "
+                             "message = 'the knowledge base was deleted', updated = ? "
+                             "WHERE kb_id = ? AND status = 'in_progress'", (now(), record.id))
+        for after in self.after_delete:
+            after(record)
+        if not self.on_delete:
+            self.drop(record.id, record.collection)
+        return record
+
+    def drop(self, kb_id: str, collection: str) -> None:
+        """Drop a deleted knowledge base's collection (chunks, sidecar files) and close
+        its handle; doing it again is a no-op. Writes through any view of it afterwards
+        raise ``CollectionDroppedError``: a store never creates it again."""
+        handle = self.handles.pop(kb_id)
+        store: Any = handle.store if handle is not None else self._open_collection(collection)
         try:
             if isinstance(store, CollectionHandle):
                 store.drop()
         finally:
             if isinstance(store, CollectionHandle):
                 store.close()
-        return record
 
     # ------------------------------------------------------------------ handles
     def _open_store(self, record: KbRecord) -> Any:
+        return self._open_collection(record.collection)
+
+    def _open_collection(self, collection: str) -> Any:
         if self.store_url is not None:
             from ragloom.stores.factory import open_store
 
-            return open_store(self.store_url, collection=record.collection,
+            return open_store(self.store_url, collection=collection,
                               database=self.handles.pg_database(self.store_url))
         from ragloom.stores.sqlite import SqliteVectorStore
 
-        return SqliteVectorStore(self.store_path, collection=record.collection,
+        return SqliteVectorStore(self.store_path, collection=collection,
                                  database=self.handles.sqlite_database(self.store_path))
 
     def _make(self, record: KbRecord) -> VectorKnowledgeBase:

@@ -62,6 +62,9 @@ class ServerSettings:
     warm_models: bool = True
     database_url: str | None = None
     job_lease_seconds: float = 30.0
+    #: A delete answers once its job (cleanup: see ragloom.server.jobs.deletes) ended,
+    #: or after this many seconds (the record is gone; the job ends in the background).
+    delete_wait: float = 5.0
     #: Knowledge bases and vector stores kept open at once (their in-memory indexes,
     #: pools); the least recently used are closed above it and reopen on use.
     max_open_collections: int = 64
@@ -103,6 +106,8 @@ class ServerSettings:
             raise ConfigurationError("max_open_collections must be at least 1")
         if self.job_lease_seconds <= 0:
             raise ConfigurationError("job_lease_seconds must be positive")
+        if self.delete_wait < 0:
+            raise ConfigurationError("delete_wait is seconds, 0 or more")
         if self.fetch_threads < 1 or self.url_timeout <= 0:
             raise ConfigurationError("fetch_threads must be at least 1 and url_timeout "
                                      "positive")

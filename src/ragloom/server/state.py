@@ -26,6 +26,7 @@ from ragloom.server.catalog import Catalog, SharedModels
 from ragloom.server.db import ServerDatabase
 from ragloom.server.fetching import UrlFetcher
 from ragloom.server.jobs import JobQueue, JobWorker
+from ragloom.server.jobs.deletes import KnowledgeBaseDeletes
 from ragloom.server.observability import Metrics
 from ragloom.server.policy import ModelPolicy
 from ragloom.server.sessions import SessionStore
@@ -140,7 +141,8 @@ class ServerState:
         worker = JobWorker(jobs, catalog, batch_files=settings.ingest_batch_files,
                            on_finish=lambda status: metrics.jobs_finished.labels(status).inc(),
                            on_write=caches.changed)
-        catalog.before_drop.append(worker.cancel_kb)
+        # Deleting a knowledge base is a job too (see ragloom.server.jobs.deletes).
+        KnowledgeBaseDeletes(jobs, worker, catalog, wait=settings.delete_wait)
         metrics.jobs_pending.set_function(lambda: float(jobs.pending_count()))
         return cls(settings=settings, db=db, keys=keys,
                    auth=Authenticator(keys, rate_limit=settings.rate_limit,

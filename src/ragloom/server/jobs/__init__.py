@@ -6,10 +6,16 @@ turns between tenants), :mod:`.worker` (the thread). The names stay importable f
 """
 
 from ragloom.server.jobs.model import (
+    DELETE_KINDS,
     FETCHED_KEY,
     FETCHED_MARK,
+    FILE_DELETE,
+    KB_DELETE,
     NATIVE_KINDS,
+    RAG_INSERT,
     STATUSES,
+    VS_DELETE,
+    VS_FILE,
     Job,
     JobControl,
     JobHandler,
@@ -22,10 +28,16 @@ from ragloom.server.jobs.queue import JobQueue
 from ragloom.server.jobs.worker import JobWorker
 
 __all__ = [
+    "DELETE_KINDS",
     "FETCHED_KEY",
     "FETCHED_MARK",
+    "FILE_DELETE",
+    "KB_DELETE",
     "NATIVE_KINDS",
+    "RAG_INSERT",
     "STATUSES",
+    "VS_DELETE",
+    "VS_FILE",
     "Job",
     "JobControl",
     "JobHandler",

@@ -17,6 +17,21 @@ STATUSES = ("in_progress", "completed", "failed", "cancelled")
 #: The kinds of an upload to a knowledge base (run together, by the worker itself);
 #: other kinds are run by the handler registered for them (:class:`JobHandler`).
 NATIVE_KINDS = ("file", "text", "url")
+#: A file attached to a ``/v1`` vector store (:mod:`ragloom.server.v1.ingest`).
+VS_FILE = "vs_file"
+#: A Llama Stack insert of chunks or documents (:mod:`ragloom.server.v1.insert_jobs`).
+RAG_INSERT = "rag_insert"
+#: Deletes (:mod:`ragloom.server.jobs.deletes`, :mod:`ragloom.server.v1.delete_jobs`): the
+#: request removes the record and queues the job in one transaction; the job cancels
+#: and drains the collection's other jobs and removes what is left on disk. A native
+#: knowledge base (its collection, sidecar files, uploads):
+KB_DELETE = "kb_delete"
+#: A ``/v1`` vector store (the same):
+VS_DELETE = "vs_delete"
+#: One file's chunks out of one vector store (detached, or the file deleted):
+FILE_DELETE = "file_delete"
+#: Claimed before any other job, whatever the tenants' turns (see ``JobQueue.next_group``).
+DELETE_KINDS = (KB_DELETE, VS_DELETE, FILE_DELETE)
 COLUMNS = ("id, tenant_id, kb_id, batch_id, kind, payload, status, reason, message, result, "
             "created, updated")
 #: In a URL job's JSON payload once its bytes are fetched.

@@ -35,6 +35,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,27 @@ from ragloom.server.catalog import KbRecord
 from ragloom.server.db import ServerDatabase, new_id, now
 from ragloom.server.errors import ApiError, not_found
 from ragloom.server.jobs.model import COLUMNS as _COLUMNS
-from ragloom.server.jobs.model import FETCHED_KEY, FETCHED_MARK, NATIVE_KINDS, Job, JobRequest
+from ragloom.server.jobs.model import (
+    DELETE_KINDS,
+    FETCHED_KEY,
+    FETCHED_MARK,
+    NATIVE_KINDS,
+    Job,
+    JobRequest,
+)
 from ragloom.server.jobs.model import safe_name as _safe_name
 
 log = logging.getLogger("ragloom.server.jobs")
+_DELETES = ", ".join(f"'{kind}'" for kind in DELETE_KINDS)
+
+
+def cancel_jobs(conn: Any, kb_id: str, message: str) -> int:
+    """Cancel the pending jobs of ``kb_id`` (but its deletes) through ``conn``, a
+    transaction open on the job table's database."""
+    return int(conn.execute(
+        "UPDATE jobs SET status = 'cancelled', reason = 'cancelled', message = ?, "
+        f"updated = ? WHERE kb_id = ? AND status = 'in_progress' AND kind NOT IN ({_DELETES})",
+        (message, now(), kb_id)).rowcount)
 
 
 class JobQueue:
@@ -164,19 +182,51 @@ class JobQueue:
                     batch_id: str | None = None) -> list[Job]:
         """Record jobs of another kind than an upload's (a vector store file, chunks to
         insert): ``payloads`` is what their handler needs; nothing is staged on disk."""
+        jobs = self.new_work(tenant_id, kb_id, kind, payloads, batch_id=batch_id)
+        with self.db.transaction() as conn:
+            self.record(conn, jobs)
+        self.wakeup.set()
+        return jobs
+
+    @staticmethod
+    def new_work(tenant_id: str, kb_id: str, kind: str, payloads: Sequence[dict[str, Any]],
+                 *, batch_id: str | None = None) -> list[Job]:
+        """Jobs to :meth:`record` (in a transaction of the caller's)."""
         stamp = now()
         # A microsecond apart: they run in the order they were sent.
-        jobs = [Job(id=new_id("job"), tenant_id=tenant_id, kb_id=kb_id, batch_id=batch_id,
+        return [Job(id=new_id("job"), tenant_id=tenant_id, kb_id=kb_id, batch_id=batch_id,
                     kind=kind, payload=dict(payload), status="in_progress",
                     created=stamp + n * 1e-6, updated=stamp)
                 for n, payload in enumerate(payloads)]
-        with self.db.transaction() as conn:
-            conn.executemany(
-                f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
-                "?, ?)", [(j.id, j.tenant_id, j.kb_id, j.batch_id, j.kind, json.dumps(j.payload),
-                           j.status, j.created, j.updated) for j in jobs])
+
+    def record(self, conn: Any, jobs: Sequence[Job]) -> None:
+        """Insert ``jobs`` through ``conn``, a transaction open on this queue's database
+        (a delete's job goes in with the removal of its record); call :meth:`poke`
+        after the commit."""
+        conn.executemany(
+            f"INSERT INTO jobs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, "
+            "?, ?)", [(j.id, j.tenant_id, j.kb_id, j.batch_id, j.kind, json.dumps(j.payload),
+                       j.status, j.created, j.updated) for j in jobs])
+
+    def poke(self) -> None:
+        """Wake the worker: jobs were recorded."""
         self.wakeup.set()
-        return jobs
+
+    def wait_ended(self, job_ids: Sequence[str], timeout: float) -> bool:
+        """Wait until none of ``job_ids`` is ``in_progress`` (a delete's request waits
+        for its job a bounded time); False once ``timeout`` seconds passed."""
+        give_up = time.monotonic() + timeout
+        ids = list(job_ids)
+        while ids:
+            marks = ", ".join("?" for _ in ids)
+            ids = [r[0] for r in self.db.all(f"SELECT id FROM jobs WHERE id IN ({marks}) AND "
+                                             "status = 'in_progress'", ids)]
+            if not ids:
+                break
+            if time.monotonic() >= give_up:
+                return False
+            time.sleep(0.02)
+        return True
 
     def replace_payload(self, job: Job, payload: dict[str, Any]) -> None:
         """Keep less of a job that ran (an insert's chunks, once stored)."""
@@ -189,10 +239,10 @@ class JobQueue:
 
     def cancel_kb(self, kb_id: str, message: str = "the knowledge base was deleted") -> int:
         """Cancel every pending job of ``kb_id`` (a knowledge base or vector store being
-        deleted); the worker lets go of a running one (see :meth:`JobWorker.cancel_kb`)."""
-        return self.db.execute("UPDATE jobs SET status = 'cancelled', reason = 'cancelled', "
-                               "message = ?, updated = ? WHERE kb_id = ? AND "
-                               "status = 'in_progress'", (message, now(), kb_id))
+        deleted) but its deletes; the worker lets go of a running one (see
+        :meth:`JobWorker.interrupt`)."""
+        with self.db.transaction() as conn:
+            return cancel_jobs(conn, kb_id, message)
 
     def pending_jobs(self, kind: str) -> list[Job]:
         rows = self.db.all(f"SELECT {_COLUMNS} FROM jobs WHERE status = 'in_progress' AND "
@@ -215,7 +265,8 @@ class JobQueue:
         whose job waited longest among the jobs of the tenant after the one served
         last, so one tenant's queue never holds another's uploads back. URL jobs are
         claimed here only once the fetch pool has fetched their bytes
-        (:mod:`ragloom.server.fetching`).
+        (:mod:`ragloom.server.fetching`). A delete job (:data:`DELETE_KINDS`) is claimed
+        before any of these, whatever the turns.
         """
         stamp = now()
         free = (f"status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) "
@@ -226,15 +277,25 @@ class JobQueue:
                 return []
             free += f" AND kind IN ({', '.join('?' for _ in kinds)})"
             params.extend(kinds)
+        deletes = [k for k in DELETE_KINDS if kinds is None or k in kinds]
         with self.db.transaction() as conn:
-            tenants = [r[0] for r in conn.execute(
-                f"SELECT DISTINCT tenant_id FROM jobs WHERE {free} ORDER BY tenant_id",
-                params).fetchall()]
-            if not tenants:
-                return []
-            tenant = next((t for t in tenants if t > self._last_tenant), tenants[0])
-            first = conn.execute(f"SELECT kb_id, kind FROM jobs WHERE {free} AND tenant_id = ?"
-                                 " ORDER BY created, id LIMIT 1", [*params, tenant]).fetchone()
+            # Deletes first, whatever the turns: a deleted collection's leftovers go
+            # before anyone's next group (its other jobs were cancelled already).
+            first = conn.execute(
+                f"SELECT kb_id, kind FROM jobs WHERE {free} AND kind IN "
+                f"({', '.join('?' for _ in deletes)}) ORDER BY created, id LIMIT 1",
+                [*params, *deletes]).fetchone() if deletes else None
+            tenant = self._last_tenant
+            if first is None:
+                tenants = [r[0] for r in conn.execute(
+                    f"SELECT DISTINCT tenant_id FROM jobs WHERE {free} ORDER BY tenant_id",
+                    params).fetchall()]
+                if not tenants:
+                    return []
+                tenant = next((t for t in tenants if t > self._last_tenant), tenants[0])
+                first = conn.execute(f"SELECT kb_id, kind FROM jobs WHERE {free} AND "
+                                     "tenant_id = ? ORDER BY created, id LIMIT 1",
+                                     [*params, tenant]).fetchone()
             family = NATIVE_KINDS if first[1] in NATIVE_KINDS else (first[1],)
             size = (limits or {}).get(first[1], limit)
             rows = conn.execute(
@@ -302,6 +363,14 @@ class JobQueue:
                              "WHERE id = ? AND lease_owner = ?",
                              [(job.id, self.owner) for job in jobs])
         self.wakeup.set()
+
+    def retry_deletes(self) -> int:
+        """Run the delete jobs that failed (a disk error, a kill of the database) again:
+        each is idempotent, and a failed one may have left chunks or files behind."""
+        return self.db.execute(
+            "UPDATE jobs SET status = 'in_progress', reason = NULL, message = NULL, "
+            f"lease_owner = NULL, lease_until = NULL WHERE status = 'failed' AND kind IN "
+            f"({_DELETES})")
 
     def release_all_leases(self) -> int:
         """Free every lease: for a server that is the only user of its database."""

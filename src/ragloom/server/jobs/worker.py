@@ -7,7 +7,6 @@ import logging
 import os
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,6 +69,10 @@ class JobWorker:
     def start(self) -> None:
         if not self.queue.files_in_database:  # the only server on this database
             self.queue.release_all_leases()
+        try:
+            self.queue.retry_deletes()
+        except Exception:  # the next start tries again
+            log.exception("cannot queue the failed deletes again")
         self._thread = threading.Thread(target=self._run, name="ragloom-jobs", daemon=True)
         self._thread.start()
         self._heartbeat = threading.Thread(target=self._beat, name="ragloom-jobs-lease",
@@ -102,22 +105,18 @@ class JobWorker:
             except Exception:  # a missed beat only shortens the lease
                 log.exception("cannot renew the job leases")
 
-    def cancel_kb(self, kb_id: str, timeout: float = 30.0) -> bool:
-        """For a knowledge base being deleted (its jobs already marked cancelled): stop
-        its running group, wait until the worker let go of it, remove its uploads.
-        False when the worker still held it after ``timeout`` seconds."""
+    def interrupt(self, kb_id: str) -> None:
+        """For a collection being deleted (its record gone, its jobs cancelled and its
+        delete job queued): a group of it under way stops at its next look
+        (:meth:`check_cancelled`); its delete job runs next and :meth:`forget` s it."""
         with self._cancel_lock:
             self._cancelled.add(kb_id)
-        try:
-            deadline = time.monotonic() + timeout
-            while self.current_kb == kb_id and time.monotonic() < deadline:
-                time.sleep(0.02)
-            drained = self.current_kb != kb_id
-        finally:
-            with self._cancel_lock:
-                self._cancelled.discard(kb_id)
-        self.queue.discard_cancelled(kb_id)
-        return drained
+        self.queue.wakeup.set()
+
+    def forget(self, kb_id: str) -> None:
+        """The delete of ``kb_id`` is done (nothing of it runs any more)."""
+        with self._cancel_lock:
+            self._cancelled.discard(kb_id)
 
     def check_cancelled(self, kb_id: str) -> None:
         self._check_cancelled(kb_id)

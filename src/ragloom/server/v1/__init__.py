@@ -61,9 +61,11 @@ def build_router(deps: OpenAIDeps | Deps) -> APIRouter:
         if deps.legacy_db_path is not None:  # an older server's openai.sqlite, once
             migrate_openai_file(context.db, deps.legacy_db_path)
         # Chunks of files deleted just before a kill leave their stores before anyone
-        # can search them; files left in_progress are ingested again.
+        # can search them (a bounded wait for the delete jobs); files left in_progress
+        # are ingested again.
         purger.finish()
         ingestor.ensure_started()
+        context.vector_stores.deletes.settle_pending()
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -98,6 +100,7 @@ def build_context(deps: OpenAIDeps) -> V1Context:
     from ragloom.server.v1.context import V1Context
     from ragloom.server.v1.conversations import Conversations
     from ragloom.server.v1.db import MetaDB
+    from ragloom.server.v1.delete_jobs import VectorStoreDeletes
     from ragloom.server.v1.inference import ChatCompletions
     from ragloom.server.v1.ingest import VectorStoreIngestor
     from ragloom.server.v1.insert_jobs import InsertHandler, InsertJobs
@@ -113,10 +116,14 @@ def build_context(deps: OpenAIDeps) -> V1Context:
     collections = VectorStoreCollections(
         deps.vector_file, deps.embedder, handles=deps.handles,
         on_write=deps.caches.changed if deps.caches is not None else None)
-    # File attaches and Llama Stack inserts are jobs of the server's one job system.
+    # File attaches, Llama Stack inserts and deletes are jobs of the server's one job
+    # system.
     ingestor = VectorStoreIngestor(db, collections, queue=deps.job_queue,
                                    worker=deps.job_worker, lease_seconds=deps.lease_seconds)
-    purger = FilePurger(db, collections)
+    # Deletes too (vector stores, detached and deleted files).
+    deletes = VectorStoreDeletes(db, collections, ingestor.queue, ingestor.worker,
+                                 wait=deps.delete_wait)
+    purger = FilePurger(db, collections, deletes)
     knowledge = Knowledge(deps, db, collections)
     inserts = InsertJobs(deps, knowledge, ingestor.queue, deadline=deps.insert_deadline)
     ingestor.worker.register(InsertHandler(inserts))
@@ -126,7 +133,8 @@ def build_context(deps: OpenAIDeps) -> V1Context:
                              clock=deps.clock, hooks=LlamaHooks(llama, conversations),
                              chooser=ModelChooser(deps))
     return V1Context(
-        deps=deps, db=db, vector_stores=VectorStoreAPI(deps, db, collections, ingestor),
+        deps=deps, db=db, vector_stores=VectorStoreAPI(deps, db, collections, ingestor,
+                                                          deletes),
         purger=purger, knowledge=knowledge, chat=ChatCompletions(deps, knowledge),
         engine=engine, llama=llama, conversations=conversations,
         turns=AgentTurns(llama, deps.max_answer_tokens))

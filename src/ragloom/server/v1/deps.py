@@ -75,6 +75,8 @@ class OpenAIDeps:
     job_worker: Any = None
     #: Seconds a Llama Stack insert (Vector IO, RAG tool) may run, as a job.
     insert_deadline: float = 300.0
+    #: Seconds a delete waits for its job (the cleanup) before it answers anyway.
+    delete_wait: float = 5.0
     #: An older server's file of these tables, moved into ``database`` at start-up.
     legacy_db_path: str | None = None
 

@@ -39,7 +39,7 @@ from ragloom.ingestion.worker import ParseOptions, ParseWorker
 from ragloom.loaders.base import LoadResult
 from ragloom.loaders.detect import detect_format
 from ragloom.loaders.files import default_parser, parse_to_results
-from ragloom.server.jobs import Job, JobControl, JobQueue, JobWorker, Outcome
+from ragloom.server.jobs import VS_FILE, Job, JobControl, JobQueue, JobWorker, Outcome
 from ragloom.server.v1.attach import EMBED_BATCH, AttachStream
 from ragloom.server.v1.chunking import chunker_for
 from ragloom.server.v1.collections import VectorStoreCollections
@@ -49,8 +49,6 @@ from ragloom.types import TextDocument
 
 log = logging.getLogger("ragloom.server.openai.ingest")
 
-#: The kind of the jobs that attach a file to a vector store.
-VS_FILE = "vs_file"
 #: Files of one vector store that go in as one stream (one job group): enough that
 #: the embedder stays busy between files, few enough that another tenant's files
 #: wait one group at most (and replicas share a large batch).
@@ -132,12 +130,6 @@ class VectorStoreIngestor:
         self._control: JobControl | None = None
 
     # ----------------------------------------------------------------- cancelling
-    def cancel(self, vs_id: str, timeout: float = 30.0) -> bool:
-        """Cancel the jobs of ``vs_id`` (deleted) and wait until the worker has let
-        go of it; False when it still had not after ``timeout`` seconds."""
-        self.queue.cancel_kb(vs_id, "the vector store was deleted")
-        return self.worker.cancel_kb(vs_id, timeout)
-
     def _check_cancelled(self, vs_id: str) -> None:
         if self._control is not None:
             self._control.check_cancelled(vs_id)

@@ -5,10 +5,14 @@ The request checks what it was sent, records one ``rag_insert`` job (the chunks 
 documents in its payload) and waits for it: Llama Stack's insert answers once the
 content is searchable. The one worker runs it, tenants taking turns with every other
 job, in batches with a hard wall-clock deadline (``deadline`` seconds from the start
-of the run, checked between batches): an insert that outlives it fails with
-``deadline_exceeded`` and the request answers 504. Chunks and documents keep their
-ids, so an insert run again (a kill, a retry) stores nothing twice. An unexpected
-failure fails that insert with its reason; the worker goes on.
+of the run, checked between batches and between the small sub-batches each batch is
+embedded in, see :mod:`ragloom.server.jobs.deadline`): an insert that outlives it
+fails with ``deadline_exceeded`` within about a quarter of a second, and the request
+answers 504. A batch never splits a document's chunks and is stored in one
+transaction once all of it is embedded, so a cut leaves each document whole or
+absent. Chunks and documents keep their ids, so an insert run again (a kill, a retry)
+stores nothing twice. An unexpected failure fails that insert with its reason; the
+worker goes on.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from ragloom.errors import CollectionDroppedError, RagError
 from ragloom.ingestion.report import IngestEvent
 from ragloom.knowledge_base import VectorKnowledgeBase
 from ragloom.protocols import TokenCounter
-from ragloom.server.jobs import Job, JobControl, JobQueue, Outcome
+from ragloom.server.jobs import RAG_INSERT, Job, JobControl, JobQueue, Outcome
+from ragloom.server.jobs.deadline import CheckedEmbedder
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.errors import OpenAIError, translate
 from ragloom.server.v1.knowledge import Knowledge
@@ -32,9 +37,9 @@ from ragloom.types import TextChunk, TextDocument
 
 log = logging.getLogger("ragloom.server.openai.insert")
 
-RAG_INSERT = "rag_insert"
 DEADLINE_EXCEEDED = "deadline_exceeded"
-#: Chunks stored between two looks at the deadline and at a delete.
+#: Chunks embedded and stored together (one transaction; a document's chunks are never
+#: split across two).
 BATCH = 256
 
 
@@ -146,32 +151,52 @@ class InsertJobs:
 
         kb = self.knowledge.resolve(job.tenant_id, str(payload["target"]), create=True,
                                     param=str(payload.get("param") or "vector_db_id"))
+        # The deadline is looked at between small sub-batches of each embedding batch too.
+        embedder = CheckedEmbedder(kb.embedder, check)
         try:
             chunks = [TextChunk(**item) for item in payload.get("chunks") or []]
-            for first in range(0, len(chunks), BATCH):
+            for group in document_groups(chunks, BATCH):
                 check()
-                kb.ingest(chunks[first:first + BATCH])
+                # One embedding batch and one store transaction per group: a cut
+                # leaves each document whole or absent.
+                VectorKnowledgeBase(kb.store, embedder, name=kb.name,
+                                    batch_size=len(group)).ingest(group)
             documents = [TextDocument.create(d["text"], source=d["source"],
                                              metadata=d["metadata"])
                          for d in payload.get("documents") or []]
             if documents:
                 check()
-                self._documents_kb(kb, payload.get("chunk_size")).ingest(
+                self._documents_kb(kb, embedder, payload.get("chunk_size")).ingest(
                     documents, progress=lambda event: _check_each(event, check))
         finally:
             self.knowledge.written(kb)
 
     @staticmethod
-    def _documents_kb(kb: VectorKnowledgeBase, size: Any) -> VectorKnowledgeBase:
+    def _documents_kb(kb: VectorKnowledgeBase, embedder: CheckedEmbedder, size: Any
+                      ) -> VectorKnowledgeBase:
         from ragloom.chunking import RecursiveSplitter
 
         if not size:
-            return kb
+            return VectorKnowledgeBase(kb.store, embedder, kb.chunker, name=kb.name)
         tokens = int(size)
         counter = kb.embedder if isinstance(kb.embedder, TokenCounter) else None
         chunker = (RecursiveSplitter(tokens, tokens // 4, token_counter=counter) if counter
                    else RecursiveSplitter(tokens * 4, tokens))
-        return VectorKnowledgeBase(kb.store, kb.embedder, chunker, name=kb.name)
+        return VectorKnowledgeBase(kb.store, embedder, chunker, name=kb.name)
+
+
+def document_groups(chunks: Sequence[TextChunk], size: int) -> list[list[TextChunk]]:
+    """``chunks`` in groups of about ``size`` that never split a document (a document
+    larger than ``size`` is a group of its own), in the order documents first appear."""
+    by_document: dict[str, list[TextChunk]] = {}
+    for chunk in chunks:
+        by_document.setdefault(chunk.document_id, []).append(chunk)
+    groups: list[list[TextChunk]] = [[]]
+    for members in by_document.values():
+        if groups[-1] and len(groups[-1]) + len(members) > size:
+            groups.append([])
+        groups[-1].extend(members)
+    return [group for group in groups if group]
 
 
 def _check_each(event: IngestEvent, check: Any) -> None:

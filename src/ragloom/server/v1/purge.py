@@ -3,14 +3,15 @@ vector store of its tenant, as OpenAI's "Delete a file" does ("remove it from al
 vector stores").
 
 The file row, its bytes and its links to vector stores (so ``file_counts``) go in one
-transaction of the tables, which also records a purge per linked store in
-``oai_purges``. The chunks live in another database (the vector stores' file, or the
-stores' tables on PostgreSQL), so they are removed after that commit, store by
-store, each purge row deleted once its store holds none of the file's chunks. A
-server killed in between finds the purge rows when it starts again and finishes them
-before it serves a request; every file delete also finishes any left by another
-replica. Removing a file's documents again is a no-op, so finishing a purge twice
-(two replicas, a kill after the chunks went but before the row did) is harmless.
+transaction of the tables, which also queues one ``file_delete`` job per linked store
+(:mod:`.delete_jobs`): the chunks live in another database (the vector stores' file,
+or the stores' tables on PostgreSQL), so the worker removes them after that commit,
+store by store, and the request waits for it a bounded time. A server killed in
+between finds the jobs ``in_progress`` at its next start and runs them; removing a
+file's documents again is a no-op, so running one twice is harmless.
+
+Servers before delete jobs recorded such removals in ``oai_purges``; those left by a
+kill are finished at start-up (:meth:`FilePurger.finish`).
 
 An ingestion of the file still running meanwhile cannot bring its chunks back: the
 ingest worker, finding the link gone when it records the file as completed, removes
@@ -23,36 +24,40 @@ import logging
 
 from ragloom.server.v1.collections import VectorStoreCollections
 from ragloom.server.v1.db import MetaDB
+from ragloom.server.v1.delete_jobs import VectorStoreDeletes
 
 log = logging.getLogger("ragloom.server.openai.purge")
 
 
 class FilePurger:
-    def __init__(self, db: MetaDB, collections: VectorStoreCollections) -> None:
+    def __init__(self, db: MetaDB, collections: VectorStoreCollections,
+                 deletes: VectorStoreDeletes) -> None:
         self.db = db
         self.collections = collections
+        self.deletes = deletes
 
     def delete_file(self, tenant: str, file_id: str) -> list[str]:
-        """Delete the file and its links (one transaction), then its chunks from every
-        store it was in; returns those stores' ids. The caller checked the file exists."""
+        """Delete the file and its links and queue the removal of its chunks from every
+        store it was in (one transaction), then wait for it a while; returns those
+        stores' ids. The caller checked the file exists."""
         with self.db.write() as conn:
             stores = [r[0] for r in conn.execute(
                 "SELECT vs_id FROM oai_vs_files WHERE file_id = ? AND tenant = ?",
                 (file_id, tenant)).fetchall()]
-            conn.executemany("INSERT INTO oai_purges (vs_id, file_id) VALUES (?, ?) "
-                             "ON CONFLICT (vs_id, file_id) DO NOTHING",
-                             [(vs_id, file_id) for vs_id in stores])
+            jobs = self.deletes.queue_files(conn, tenant, [(vs_id, file_id)
+                                                           for vs_id in stores])
             conn.execute("DELETE FROM oai_vs_files WHERE file_id = ? AND tenant = ?",
                          (file_id, tenant))
             # oai_file_data goes with it (ON DELETE CASCADE).
             conn.execute("DELETE FROM oai_files WHERE id = ? AND tenant = ?",
                          (file_id, tenant))
-        self.finish()
+        if jobs:
+            self.deletes.settle(jobs)
         return stores
 
     def finish(self) -> int:
-        """Remove the chunks of every purge recorded and not yet done; returns how many
-        purges were done."""
+        """Remove the chunks of every purge an older server recorded and did not finish;
+        returns how many purges were done."""
         done = 0
         for row in self.db.rows("SELECT vs_id, file_id FROM oai_purges ORDER BY vs_id"):
             vs_id, file_id = row[0], row[1]

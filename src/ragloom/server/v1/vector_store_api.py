@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ragloom.server.v1 import chunking, expiry
 from ragloom.server.v1.collections import VectorStoreCollections
 from ragloom.server.v1.db import MetaDB, dumps
+from ragloom.server.v1.delete_jobs import VectorStoreDeletes
 from ragloom.server.v1.deps import OpenAIDeps
 from ragloom.server.v1.errors import not_found
 from ragloom.server.v1.files import get_file
@@ -85,11 +86,12 @@ class VectorStoreAPI:
     """The routes' shared state: the tables, the collections and the ingest worker."""
 
     def __init__(self, deps: OpenAIDeps, db: MetaDB, collections: VectorStoreCollections,
-                 ingestor: VectorStoreIngestor) -> None:
+                 ingestor: VectorStoreIngestor, deletes: VectorStoreDeletes) -> None:
         self.deps = deps
         self.db = db
         self.collections = collections
         self.ingestor = ingestor
+        self.deletes = deletes
 
     # ------------------------------------------------------------------ objects
     def store_row(self, tenant: str, vs_id: str) -> Any:

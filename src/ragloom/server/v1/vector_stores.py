@@ -118,11 +118,9 @@ async def update(vector_store_id: str, body: VectorStoreUpdate,
 @router.delete("/vector_stores/{vector_store_id}", summary="Delete a vector store")
 def delete(vector_store_id: str, tenant: str = OWNER, api: VectorStoreAPI = API) -> dict[str, Any]:
     api.store_row(tenant, vector_store_id)
-    # The row first (its file links go with it, so nothing is finished into it),
-    # then the ingestion let go of it, then its chunks, sidecar and handle.
-    api.db.execute("DELETE FROM oai_vector_stores WHERE id = ?", (vector_store_id,))
-    api.ingestor.cancel(vector_store_id)
-    api.collections.drop(vector_store_id)
+    # The row (its file links go with it, so nothing is finished into it) and a delete
+    # job, which lets go of its ingestion and drops its chunks, sidecar and handle.
+    api.deletes.delete_store(tenant, vector_store_id)
     return {"id": vector_store_id, "object": "vector_store.deleted", "deleted": True}
 
 
@@ -214,9 +212,7 @@ def delete_file(vector_store_id: str, file_id: str,
                 tenant: str = OWNER, api: VectorStoreAPI = API) -> dict[str, Any]:
     api.store_row(tenant, vector_store_id)
     api.link_row(tenant, vector_store_id, file_id)
-    api.db.execute("DELETE FROM oai_vs_files WHERE vs_id = ? AND file_id = ?",
-                   (vector_store_id, file_id))
-    api.collections.delete_file(vector_store_id, file_id)
+    api.deletes.detach(tenant, vector_store_id, file_id)
     return {"id": file_id, "object": "vector_store.file.deleted", "deleted": True}
 
 

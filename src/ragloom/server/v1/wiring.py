@@ -120,4 +120,5 @@ def deps_from_state(state: Any) -> OpenAIDeps:
         allowed_models=lambda tenant: state.policy.llms_for(state.tenant_name(tenant)),
         model_for=lambda name: LazyModel(name, lambda: state.models.model(name)),
         lease_seconds=float(settings.job_lease_seconds), caches=state.caches,
+        delete_wait=float(settings.delete_wait),
         handles=state.catalog.handles)
