@@ -186,3 +186,35 @@ def test_numbered_section_titles_are_not_the_steps_of_a_procedure() -> None:
     assert not any(s.startswith(("5. Child lock", "6. Error codes")) for s in steps)
     listed = "1. Fill the kettle\n2. Boil it twice\n3. Pour it away"
     assert _steps(listed, 0) == ["1. Fill the kettle", "2. Boil it twice", "3. Pour it away"]
+
+
+def test_a_yes_no_comparison_says_yes_or_no_with_the_question_s_word(
+        kb: VectorKnowledgeBase) -> None:
+    cheaper = ask(kb, "is the scout hut cheaper than the cricket pavilion")
+    assert cheaper.kind == "comparison" and not cheaper.refused
+    assert cheaper.answer.startswith("Yes, scout hut is cheaper than cricket pavilion.")
+    assert "\u00a39.50" in cheaper.answer and "\u00a320.00" in cheaper.answer
+    dearer = ask(kb, "is the scout hut more expensive than the cricket pavilion")
+    assert dearer.answer.startswith("No, scout hut is not more expensive than")
+    either = ask(kb, "is hire cheaper at the scout hut or the cricket pavilion")
+    assert not either.answer.startswith(("Yes", "No"))  # "A or B" is not a yes/no
+
+
+def test_more_adjective_than_splits_the_two_sides() -> None:
+    from ragloom.answering.compare import _comparative, sides_of
+
+    assert sides_of("is the aero sl more expensive than the trailhawk 29") == (
+        "aero sl", "trailhawk 29")
+    assert _comparative("is the aero sl more expensive than the trailhawk 29") == \
+        "more expensive"
+    assert _comparative("is the orbis 14 thinner than the orbis 13") == "thinner"
+    assert classify("is the orbis 14 thinner than the orbis 13") == "comparison"
+
+
+def test_compounds_typed_as_one_word_are_held() -> None:
+    from ragloom.answering.grounding import compound_words
+    from ragloom.answering.sentences import lexical_scores
+
+    assert "wifi" in compound_words("Wireless: Wi-Fi 7, Bluetooth 5.4")
+    scores = lexical_scores("orbis wifi", ["Wireless: Wi-Fi 7", "Ports: 2 x USB-C"])
+    assert scores[0] > scores[1]

@@ -24,6 +24,7 @@ import re
 
 from ragloom.answering.corpus import Corpus
 from ragloom.answering.facts import (
+    _COMPARATIVES,
     _SUPERLATIVES,
     _TARGET_WORDS,
     _attribute,
@@ -40,7 +41,8 @@ from ragloom.answering.values import difference
 from ragloom.types import QueryMatch
 
 _THAN = re.compile(r"\b(?:is|are|was|were|does|do|did)\s+(?:the\s+)?(.+?)\s+"
-                   r"(?:(?:more|less|\w+er)\s+)?than\s+(?:the\s+|a\s+)?(.+?)\s*\??$", re.I)
+                   r"(?:(?:more|less)\s+(?:\w+\s+)?|\w+er\s+)?than\s+(?:the\s+|a\s+)?(.+?)"
+                   r"\s*\??$", re.I)  # "lighter than", "more expensive than"
 _THAN_AFTER = re.compile(r"\bthan\s+(?:the\s+|a\s+|in\s+)?(.+?)\s*\??$", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)"
                       r"(?:\s+(?:in|for|on|by|when)\s+.*)?\s*\??$", re.I)
@@ -117,6 +119,20 @@ def compare(question: Question, sources: list[QueryMatch], corpus: Corpus | None
     return _two_sides(question, sides, sources, corpus, ranker)
 
 
+_MORE_LESS = re.compile(r"\b((?:more|less) \w+) than\b", re.I)
+
+
+def _comparative(question: str) -> str | None:
+    """The comparative the question uses ("thinner", "more expensive"), if any."""
+    found = _MORE_LESS.search(question)
+    if found:
+        return found.group(1).lower()
+    for word in _COMPARATIVES:
+        if word not in ("more", "less") and re.search(rf"\b{word}\b", question, re.I):
+            return word
+    return None
+
+
 def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMatch],
                corpus: Corpus | None, ranker: SentenceRanker, *,
                later_second: bool = False) -> EngineAnswer:
@@ -148,9 +164,16 @@ def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMa
             answer += " They are the same."
         else:
             winner = (found[0] if (one < two) == bool(lower_wins) else found[1]).side
-            answer += f" Difference: {delta} ({winner} is the " + (
-                "lower" if lower_wins else "higher") + (
-                " one)." if lower_wins is not None else " figure).")
+            asked = _comparative(question.text) if lower_wins is not None else None
+            answer += f" Difference: {delta} ({winner} is " + (
+                f"{asked})." if asked else ("the lower" if lower_wins else "the higher") + (
+                    " one)." if lower_wins is not None else " figure)."))
+            if question.yes_no and asked and not later_second and \
+                    re.search(r"\bthan\b", question.text, re.I):
+                # "is A thinner than B": the first side is the one asked about.
+                answer = ("Yes" if winner == found[0].side else "No") + \
+                    f", {found[0].side} is " + ("" if winner == found[0].side else "not ") + \
+                    f"{asked} than {found[1].side}. " + answer
     return EngineAnswer(
         answer=answer, sources=merged, kind="comparison", strategy="comparison",
         quote=found[0].sentence.text, citations=sorted(set(numbers)), origin="extract",

@@ -38,6 +38,8 @@ _WEIGHT = ("weight", "weighs", "kg", "heavy", "mass")
 _PRICE = ("price", "cost", "costs", "fee", "charge", "hire", "gbp", "rate", "quote", "paid")
 _TIME = ("time", "speed", "minutes", "seconds", "takes", "boil")
 _LENGTH = ("length", "long", "duration", "distance", "range")
+_THICKNESS = ("thickness", "thick", "depth", "mm")
+_WIDTH = ("width", "wide", "breadth")
 #: Comparative -> (attribute words, True when the smaller figure "wins").
 _COMPARATIVES: dict[str, tuple[tuple[str, ...], bool]] = {
     "lighter": (_WEIGHT, True), "heavier": (_WEIGHT, False),
@@ -46,7 +48,8 @@ _COMPARATIVES: dict[str, tuple[tuple[str, ...], bool]] = {
     "slower": (_TIME, False), "longer": (_LENGTH, False), "shorter": (_LENGTH, True),
     "bigger": ((), False), "larger": ((), False), "smaller": ((), True),
     "higher": ((), False), "lower": ((), True), "more": ((), False), "less": ((), True),
-    "fewer": ((), True), "greater": ((), False),
+    "fewer": ((), True), "greater": ((), False), "thinner": (_THICKNESS, True),
+    "thicker": (_THICKNESS, False), "wider": (_WIDTH, False), "narrower": (_WIDTH, True),
 }
 _SUPERLATIVES: dict[str, tuple[tuple[str, ...], bool]] = {
     "cheapest": (_PRICE, True), "dearest": (_PRICE, False), "lightest": (_WEIGHT, True),
@@ -54,10 +57,11 @@ _SUPERLATIVES: dict[str, tuple[tuple[str, ...], bool]] = {
     "slowest": (_TIME, False), "longest": (_LENGTH, False), "shortest": (_LENGTH, True),
     "biggest": ((), False), "largest": ((), False), "smallest": ((), True),
     "highest": ((), False), "lowest": ((), True), "most expensive": (_PRICE, False),
-    "least expensive": (_PRICE, True),
+    "least expensive": (_PRICE, True), "thinnest": (_THICKNESS, True),
+    "thickest": (_THICKNESS, False), "widest": (_WIDTH, False), "narrowest": (_WIDTH, True),
 }
 #: Words that name a measure rather than the thing measured.
-_MEASURES = frozenset(_WEIGHT + _PRICE + _TIME + _LENGTH)
+_MEASURES = frozenset(_WEIGHT + _PRICE + _TIME + _LENGTH + _THICKNESS + _WIDTH)
 _TARGET_WORDS = ("target", "goal", "budget", "forecast", "plan", "quota")
 _FILLER = frozenset({"one", "ones", "model", "version", "much", "how", "what", "which",
                      "difference", "differ", "compare", "compared", "comparison", "versus",

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragloom.answering.grounding import content_words
+from ragloom.answering.grounding import compound_words, content_words
 from ragloom.answering.question import Question, holds_label
 from ragloom.answering.sentences import (
     Sentence,
@@ -118,7 +118,10 @@ def term_present(term: str, words: set[str], stems: set[str]) -> bool:
 
 
 def _vocabulary(texts: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The texts' content words and their stems; a hyphenated or split compound also
+    counts as one word ("Wi-Fi" holds "wifi", "check in" holds "checkin")."""
     words = {w for text in texts for w in content_words(text)}
+    words.update(w for text in texts for w in compound_words(text))
     return words, {porter_stem(w) for w in words}
 
 

@@ -155,6 +155,15 @@ def content_words(text: str, stop: Sequence[str] = ()) -> list[str]:
     return [w for w in _WORD.findall(_fold(text).lower()) if len(w) > 1 and w not in skip]
 
 
+_COMPOUND = re.compile(r"\b([A-Za-z]+)[-\u2010\u2011 ]([A-Za-z]+)\b")
+
+
+def compound_words(text: str) -> list[str]:
+    """Hyphenated or split compounds of ``text`` written as one word ("Wi-Fi" ->
+    "wifi", "check in" -> "checkin"), as people type them."""
+    return [(a + b).lower() for a, b in _COMPOUND.findall(_fold(text)) if len(a) + len(b) >= 4]
+
+
 _STOP_WORDS = """a an the is are was were be been being am do does did doing have has had
 having of to in on at by for from with about as into through over under after before between
 and or but not no nor so than too very can could should would will shall may might must what

@@ -24,7 +24,7 @@ from pathlib import PurePath
 import numpy as np
 
 from ragloom.answering.evidence import expected_kind, has_kind
-from ragloom.answering.grounding import content_words, numbers_in
+from ragloom.answering.grounding import compound_words, content_words, numbers_in
 from ragloom.answering.question import holds_label, letter_labels
 from ragloom.answering.tables import with_records
 from ragloom.chunking.sentences import sentence_spans
@@ -176,7 +176,8 @@ def lexical_scores(question: str, sentences: Sequence[str],
     asked = list(dict.fromkeys(_stems(question)))
     if not asked or not sentences:
         return [0.0] * len(sentences)
-    held = [set(_stems(text)) for text in sentences]
+    held = [set(_stems(text)) | {porter_stem(w) for w in compound_words(text)}
+            for text in sentences]
     if names is not None:
         held = [terms | set(_stems(name)) for terms, name in zip(held, names, strict=True)]
     frequency = Counter(term for terms in held for term in terms if term in asked)
