@@ -218,3 +218,9 @@ def test_compounds_typed_as_one_word_are_held() -> None:
     assert "wifi" in compound_words("Wireless: Wi-Fi 7, Bluetooth 5.4")
     scores = lexical_scores("orbis wifi", ["Wireless: Wi-Fi 7", "Ports: 2 x USB-C"])
     assert scores[0] > scores[1]
+
+
+def test_a_why_question_asks_for_a_reason_not_a_comparison() -> None:
+    assert classify("why did the south miss its target") == "lookup"
+    assert classify("why didnt they go with the cheapest roofer") == "lookup"
+    assert classify("did the south hit its target") == "comparison"

@@ -157,13 +157,17 @@ def subject_of(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item for item in found if item))
 
 
+_WHY = re.compile(r"^\s*(why|how come|what (was|is) the reason)\b", re.I)
+
+
 def classify(question: str) -> Kind:
     """The kind of answer a question asks for, from its form."""
     if _MENTIONS.search(question):
         return "mentions"
     if _SUMMARY.search(question):
         return "summary"
-    if _COMPARISON.search(question):
+    if _COMPARISON.search(question) and not _WHY.match(question):
+        # "why did the south miss its target" asks for a reason, not the figures.
         return "comparison"
     if _PROCEDURE.search(question):
         return "procedure"

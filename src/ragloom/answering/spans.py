@@ -38,13 +38,16 @@ _DATE = re.compile(
     rf"\b{_DAY}s?\b", re.I)
 _WEEKDAY = re.compile(rf"\b(?:every |each |on )?(?:{_DAY}s?|weekdays?|daily)\b"
                       rf"(?:\s+(?:to|and|-)\s+{_DAY}s?)?", re.I)
-_TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|pm|a\.m\.|"
-                   r"p\.m\.)|\bnoon\b|\bmidnight\b", re.I)
+_CLOCK = (r"(?:\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|pm|a\.m\.|"
+          r"p\.m\.)|\bnoon\b|\bmidnight\b)")
+# A time, or a range of two ("9:00 to 18:00", "8am-4pm"): opening hours are a range.
+_TIME = re.compile(rf"{_CLOCK}(?:\s?(?:-|\u2013|to|until|till)\s?{_CLOCK})?", re.I)
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|minutes?|mins?)\b(?:,?\s*(?:and\s+)?"
                        r"\d+(?:\.\d+)?\s*(?:minutes?|mins?|seconds?|secs?)\b)?", re.I)
 _QUANTITY = re.compile(rf"(?:\b(?:about|around|over|under|up to|at least|at most|almost|"
                        rf"nearly|more than|less than|fewer than)\s+)?(?:\d[\d,]*(?:\.\d+)?|"
-                       rf"\b{_NUMWORD})(?:\s?-\s?(?:\d[\d,]*(?:\.\d+)?))?(?:\s?{_UNIT}\b)?",
+                       rf"\b{_NUMWORD})(?:\s?-\s?(?:\d[\d,]*(?:\.\d+)?))?"
+                       rf"(?:\s?(?:%|{_UNIT}\b))?",  # "30%": no word boundary after "%"
                        re.I)
 _UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
 _NAME = re.compile(rf"\b[{_UPPER}][\w'\u2019.-]+(?:\s+(?:of|de|van|von|the|da|du|la|le)?\s*"
@@ -63,7 +66,9 @@ def value_kind(question: str) -> str:
     q = question.lower().strip()
     if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
         return "money"
-    if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b", q):
+    if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b|"
+                 r"^\s*when (does|do|is|are|will)\b.*\b(open|close|shut|start|finish|end)s?\b",
+                 q):
         return "time"
     if re.search(r"\b(what|which) days?\b|\bday of the week\b|\bbin day\b|"
                  r"\bcollection day\b", q):
