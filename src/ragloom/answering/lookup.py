@@ -57,11 +57,12 @@ def stated_value(question: Question, evidence: Sequence[Sentence]) -> tuple[Sent
 
 def compose_extract(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
                     *, model_answer: str = "", problems: Sequence[str] = (),
-                    calls: ModelCall | None = None) -> EngineAnswer:
+                    calls: ModelCall | None = None,
+                    stated: tuple[Sentence, str] | None = None) -> EngineAnswer:
     """The best sentence's span (or the sentence), cited. A value the best sentence
     leads up to but does not state is taken from the sentence after it in the same
     passage ("Garden waste collection is a paid subscription. It costs £48 a year.")."""
-    best, span = stated_value(question, evidence)
+    best, span = stated or stated_value(question, evidence)
     return EngineAnswer(
         answer=_with_quote(span, best), sources=sources, kind=question.kind,
         strategy="lookup", quote=best.text, citations=[best.number],
@@ -88,12 +89,12 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
     if calls is None:
         return compose_extract(question, evidence, sources)
     compact = calls.compact and grounding == "strict"
-    if compact and calls.small and (is_record(evidence[0].text)
-                                    or stated_value(question, evidence)[1]):
+    stated = stated_value(question, evidence) if compact and calls.small else None
+    if stated is not None and (is_record(evidence[0].text) or stated[1]):
         # A small local model adds nothing to a value the best sentence states (an
         # amount, a time, a date, a count, a name), and garbles a table row it
         # rewrites: the span (or the row) is the answer, at once.
-        return compose_extract(question, evidence, sources)
+        return compose_extract(question, evidence, sources, stated=stated)
     generated = calls.answer(question.text, evidence, sources, compact=compact)
     text = clean_answer(generated, MAX_ANSWER_CHARS)
     if grounding == "strict" and compact:
