@@ -27,3 +27,12 @@ def test_when_something_opens_or_closes_asks_for_a_time() -> None:
     assert value_kind("When does the shop open?") == "time"
     assert value_kind("when does millfield library shut on saturday") == "time"
     assert value_kind("when was the treaty signed") == "date"
+
+
+def test_the_first_or_last_of_several_times_is_the_earliest_or_latest() -> None:
+    row = ("stop: Quayside; journey 1: 07:10; journey 2: 07:58; journey 3: 12:40; "
+           "journey 4: 17:51")
+    assert answer_span("what time is the last bus from quayside", row) == "17:51"
+    assert answer_span("what time is the first bus from quayside", row) == "07:10"
+    assert answer_span("when does the last train leave",
+                       "Trains leave at 9am, 1pm and 6pm.") == "6pm"

@@ -28,10 +28,11 @@ told say said give given contain contains include includes start starts end ends
 close closes run runs usually normally exactly current currently available one two three
 four five six seven eight nine ten first
 go goes going went gone come comes coming make makes made let lets put puts keep keeps kept
-number numbers date dates"""
-# The last two lines: light verbs ("go up", "going to cost") and nouns that name the
+number numbers date dates last latest earliest final"""
+# The last two lines: light verbs ("go up", "going to cost"), nouns that name the
 # kind of answer ("phone number", "date of the next meeting"), which the answer's
-# typed value stands for.
+# typed value stands for, and words that pick one of several values ("last bus",
+# like "first" above), which a timetable does not write.
 _FRAME = frozenset(_FRAME_WORDS.split())
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -132,5 +132,34 @@ def answer_span(question: str, sentence: str) -> str:
             found = [m for m in found if m.start() > 0 and not _stems(m.group()) <= _stems(
                 question)] or [m for m in found if not _stems(m.group()) <= _stems(question)]
         if found:
-            return _closest(found, sentence, question)
+            picked = _first_or_last(found, asked) if pattern is _TIME else None
+            return picked or _closest(found, sentence, question)
     return ""
+
+
+_FIRST = re.compile(r"\b(first|earliest)\b")
+_LAST = re.compile(r"\b(last|latest|final)\b")
+
+
+def _minutes(text: str) -> int | None:
+    clock = re.match(r"(\d{1,2})(?:[:.](\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?", text.strip(), re.I)
+    if clock is None:
+        return None
+    hour, minute = int(clock.group(1)), int(clock.group(2) or 0)
+    if clock.group(3) and clock.group(3).lower().startswith("p") and hour < 12:
+        hour += 12
+    return hour * 60 + minute
+
+
+def _first_or_last(found: list[re.Match[str]], asked: str) -> str | None:
+    """The earliest or latest of several times when the question asks for the first
+    or the last one ("last bus from quayside" in a row of departures)."""
+    first, last = _FIRST.search(asked), _LAST.search(asked)
+    if len(found) < 2 or bool(first) == bool(last):
+        return None
+    timed = [(m, _minutes(m.group())) for m in found]
+    known = [(m, t) for m, t in timed if t is not None]
+    if len(known) < 2:
+        return None
+    pick = min if first else max
+    return pick(known, key=lambda item: item[1])[0].group().strip(" ,;.")
