@@ -6,6 +6,11 @@ Each trial starts from an empty data folder and kills (SIGKILL) one of:
 - ``native``: ``ragloom serve`` while files are uploaded to ``/api`` in batches;
 - ``v1``: ``ragloom serve`` while files go to ``/v1/files`` and a vector store batch;
 - ``delete``: ``ragloom serve`` while documents are deleted one by one;
+- ``kb_delete``: ``ragloom serve`` while knowledge bases are deleted during their
+  ingestion (and one re-created under its old name);
+- ``vs_delete``: ``ragloom serve`` while vector stores are deleted during their
+  ingestion, files detached from them and ``/v1/files`` deleted (the last two kinds
+  are in ``bench/_crash_deletes.py``, which says what they check);
 
 then restarts the server and lets it recover, and checks every SQLite file:
 
@@ -49,7 +54,11 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-KINDS = ("cli", "native", "v1", "delete")
+KINDS = ("cli", "native", "v1", "delete", "kb_delete", "vs_delete")
+# The delete trials (bench/_crash_deletes.py) import this module as ``crash_suite``.
+sys.modules.setdefault("crash_suite", sys.modules[__name__])
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 FAKE = ("--embedder", "fake:hashing-64", "--llm", "fake:echo")
 WORDS = ["harbor", "tide", "ledger", "copper", "lantern", "meadow", "quartz", "saddle",
          "timber", "violet", "walnut", "yarrow", "anchor", "bramble", "cinder", "dune",
@@ -516,9 +525,11 @@ def io_error_case(work: Path, corpus: dict[str, bytes]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- the suite
 def run_suite(trials: int, *, seed: int = 0, workdir: Path | None = None,
-              faults: bool = True, files: int = 16,
-              max_seconds: float | None = None) -> dict[str, Any]:
-    """``trials`` trials (the kinds in turn), or as many as ``max_seconds`` allows."""
+              faults: bool = True, files: int = 16, max_seconds: float | None = None,
+              kinds: tuple[str, ...] = KINDS) -> dict[str, Any]:
+    """``trials`` trials (``kinds`` in turn), or as many as ``max_seconds`` allows."""
+    from _crash_deletes import DELETE_KINDS, delete_trial
+
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="ragloom-crash-", dir=workdir) as folder:
         work = Path(folder)
@@ -528,41 +539,63 @@ def run_suite(trials: int, *, seed: int = 0, workdir: Path | None = None,
         server_tables, seconds = server_reference(work, corpus)
         windows = {"cli": cli_seconds, "native": seconds["native"] + 0.3,
                    "v1": seconds["v1"] + 0.3, "delete": 0.5}
+        for kind in DELETE_KINDS:
+            if kind in kinds:  # a clean run (no kill) measures the plan and must pass
+                clean, elapsed = delete_trial(kind, work / f"reference-{kind}", corpus,
+                                              server_tables, None, random.Random(seed))
+                if not clean.ok:
+                    raise RuntimeError(f"the clean {kind} run fails its checks: {clean}")
+                windows[kind] = elapsed + 0.3
         rows: list[dict[str, Any]] = []
         began = time.monotonic()
         for number in range(trials):
             if max_seconds is not None and time.monotonic() - began > max_seconds:
                 break
-            kind = KINDS[number % len(KINDS)]
+            kind = kinds[number % len(kinds)]
             trial_dir = work / f"trial-{number:03d}"
             trial_dir.mkdir()
             started = time.monotonic()
             if kind == "cli":
                 check = cli_trial(trial_dir, corpus_dir, cli_table, windows["cli"], rng)
+            elif kind in DELETE_KINDS:
+                check, _ = delete_trial(kind, trial_dir, corpus, server_tables,
+                                        windows[kind], rng)
             else:
                 check = server_trial(kind, trial_dir, corpus, server_tables, windows[kind],
                                      rng)
             rows.append({"trial": number, "kind": kind,
                          "seconds": round(time.monotonic() - started, 2), **asdict(check)})
         cases = [io_error_case(work, corpus), disk_full_case(work, corpus)] if faults else []
-    return summarize(rows, cases)
+    result = summarize(rows, cases, kinds)
+    result["windows"] = {kind: round(windows[kind], 2) for kind in kinds}
+    return result
 
 
-def summarize(rows: list[dict[str, Any]], cases: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]], cases: list[dict[str, Any]],
+              kinds: tuple[str, ...] = KINDS) -> dict[str, Any]:
     total = {"trials": len(rows),
              "lost": sum(len(r["lost"]) for r in rows),
              "duplicated": sum(len(r["duplicated"]) for r in rows),
              "orphaned": sum(len(r["orphaned"]) for r in rows),
              "integrity_checks": sum(r["integrity"] for r in rows),
              "integrity_failed": sum(len(r["integrity_failed"]) for r in rows)}
-    by_kind = {kind: {"trials": sum(1 for r in rows if r["kind"] == kind),
-                      "failed": sum(1 for r in rows if r["kind"] == kind and
-                                    (r["lost"] or r["duplicated"] or r["orphaned"] or
-                                     r["integrity_failed"]))} for kind in KINDS}
+    by_kind = {kind: _kind_row([r for r in rows if r["kind"] == kind]) for kind in kinds}
     return {"total": total, "by_kind": by_kind, "faults": cases,
             "failures": [r for r in rows if r["lost"] or r["duplicated"] or r["orphaned"]
                          or r["integrity_failed"]],
             "load": os.getloadavg()}
+
+
+def _kind_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"trials": len(rows),
+            "failed": sum(1 for r in rows if r["lost"] or r["duplicated"] or r["orphaned"]
+                          or r["integrity_failed"]),
+            "lost": sum(len(r["lost"]) for r in rows),
+            "duplicated": sum(len(r["duplicated"]) for r in rows),
+            "orphaned": sum(len(r["orphaned"]) for r in rows),
+            "integrity_passed": sum(r["integrity"] - len(r["integrity_failed"]) for r in rows),
+            "integrity_checks": sum(r["integrity"] for r in rows),
+            "seconds": round(sum(r["seconds"] for r in rows), 1)}
 
 
 def main() -> None:
@@ -574,14 +607,23 @@ def main() -> None:
                         "many ran)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" /
                         "crash_suite.json")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help=f"the trial kinds, taken in turn (default {','.join(KINDS)})")
     args = parser.parse_args()
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    if set(kinds) - set(KINDS):
+        parser.error(f"unknown kinds {sorted(set(kinds) - set(KINDS))}")
     started = time.monotonic()
-    result = run_suite(args.trials, seed=args.seed, max_seconds=args.max_seconds)
+    result = run_suite(args.trials, seed=args.seed, max_seconds=args.max_seconds, kinds=kinds)
     result["seconds"] = round(time.monotonic() - started, 1)
     total = result["total"]
-    print(f"{'kind':<8} {'trials':>6} {'failed':>6}")
+    print(f"{'kind':<10} {'trials':>6} {'failed':>6} {'lost':>5} {'dup':>5} {'orphan':>6} "
+          f"{'integrity ok':>12} {'seconds':>8}")
     for kind, row in result["by_kind"].items():
-        print(f"{kind:<8} {row['trials']:>6} {row['failed']:>6}")
+        print(f"{kind:<10} {row['trials']:>6} {row['failed']:>6} {row['lost']:>5} "
+              f"{row['duplicated']:>5} {row['orphaned']:>6} "
+              f"{row['integrity_passed']:>5}/{row['integrity_checks']:<6} "
+              f"{row['seconds']:>8}")
     print(f"trials {total['trials']}  lost {total['lost']}  duplicated {total['duplicated']}  "
           f"orphaned {total['orphaned']}  integrity checks {total['integrity_checks']} "
           f"({total['integrity_failed']} failed)  in {result['seconds']} s")

@@ -249,3 +249,39 @@ def test_an_insert_past_its_deadline_stops_within_a_sub_batch_and_splits_no_docu
         rows = conn.execute("SELECT document_id FROM chunks").fetchall()
     per_document = Counter(row[0] for row in rows)
     assert all(count == 3 for count in per_document.values()), per_document
+
+
+def test_uploads_a_kill_left_without_a_running_job_are_removed_at_the_next_start(
+        tmp_path: Path) -> None:
+    # Found by the crash suite (kind kb_delete): a kill after an upload's files were
+    # written but before its jobs were committed left their folders in server-files
+    # for good (no job owns them), as did a kill between a job's end and the removal
+    # of its folder. The next start removes every job folder no running job owns.
+    db = tmp_path / "kb" / "ragloom.db"
+    live = start_server(db)
+    settings = live.state.settings
+    try:
+        with live.client() as http:
+            kb_id = http.post("/api/knowledge-bases", json={"name": "kb"}).json()["id"]
+            live.state.worker.stop()  # this upload stays pending
+            upload = http.post(f"/api/knowledge-bases/{kb_id}/documents",
+                               files=[("files", ("a.txt", b"Harbours.", "text/plain"))]).json()
+    finally:
+        live.stop()
+    pending = settings.files_dir / upload["jobs"][0]["id"]
+    assert pending.exists()
+    stray = settings.files_dir / "job_0123456789abcdef01234567"  # no job row
+    stray.mkdir(parents=True)
+    (stray / "b.txt").write_bytes(b"cut")
+    other = settings.files_dir / "notes"  # not a job's folder: left alone
+    other.mkdir()
+    again = start_server(db)
+    try:
+        assert not stray.exists()
+        assert other.exists()
+        with again.client() as http:
+            job = http.get(f"/api/jobs/{upload['jobs'][0]['id']}").json()
+        _wait(lambda: not pending.exists())  # its job ran, then removed it
+        assert job["status"] in ("in_progress", "completed")
+    finally:
+        again.stop()

@@ -377,6 +377,26 @@ class JobQueue:
         return self.db.execute("UPDATE jobs SET lease_owner = NULL, lease_until = NULL "
                                "WHERE status = 'in_progress' AND lease_owner IS NOT NULL")
 
+    def sweep_uploads(self) -> int:
+        """Remove the job folders of ``files_dir`` no running job owns: those of an
+        upload a kill cut after its files were written but before its jobs were
+        committed, and those of jobs that ended just before a kill removed them. Only
+        at start-up, before any request (an upload being staged has no job row yet),
+        and only for the only server on this database. Returns how many went."""
+        if not self.files_dir.is_dir():
+            return 0
+        running = {r[0] for r in self.db.all("SELECT id FROM jobs WHERE status = "
+                                             "'in_progress'")}
+        removed = 0
+        for folder in self.files_dir.iterdir():
+            if folder.is_dir() and folder.name.startswith("job_") and (
+                    folder.name not in running):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+        if removed:
+            log.info("removed %d upload folder(s) no running job owns", removed)
+        return removed
+
     def stored_bytes(self, job: Job) -> bytes | None:
         row = self.db.one("SELECT data FROM job_files WHERE job_id = ?", (job.id,))
         return bytes(row[0]) if row is not None else None

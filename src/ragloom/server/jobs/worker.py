@@ -69,6 +69,10 @@ class JobWorker:
     def start(self) -> None:
         if not self.queue.files_in_database:  # the only server on this database
             self.queue.release_all_leases()
+            try:
+                self.queue.sweep_uploads()
+            except OSError:  # the next start tries again
+                log.exception("cannot remove the uploads no job owns")
         try:
             self.queue.retry_deletes()
         except Exception:  # the next start tries again
