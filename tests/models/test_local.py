@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragloom.errors import ConfigurationError, InvalidInputError
-from ragloom.models import local
+from ragloom.models import local, local_gguf
 from ragloom.models.chat_template import fit_prompt, template_messages
 from ragloom.models.local import LocalChatModel, convert_gguf_cached, create_model
 from ragloom.protocols import ModelProvider
@@ -133,7 +133,7 @@ def test_cache_converts_once_even_with_concurrent_callers(
         (out / "config.json").write_text("{}")
         (out / local._CACHE_MARKER).write_text("{}")
 
-    monkeypatch.setattr(local, "_convert", convert)
+    monkeypatch.setattr(local_gguf, "_convert", convert)
     results: list[Path] = []
     workers = [threading.Thread(target=lambda: results.append(
         convert_gguf_cached(fake_gguf, cache_dir=tmp_path / "cache"))) for _ in range(3)]
@@ -159,7 +159,7 @@ def test_a_failed_conversion_leaves_no_half_cache(
         (out / "model.safetensors").write_text("half")
         raise ConfigurationError("conversion failed")
 
-    monkeypatch.setattr(local, "_convert", broken)
+    monkeypatch.setattr(local_gguf, "_convert", broken)
     with pytest.raises(ConfigurationError, match="conversion failed"):
         convert_gguf_cached(fake_gguf, cache_dir=cache)
     assert not target.exists()
@@ -203,7 +203,7 @@ def test_second_load_reads_the_cache(
     def no_conversion(gguf: Path, out: Path) -> None:
         raise AssertionError("the cache should have been used")
 
-    monkeypatch.setattr(local, "_convert", no_conversion)
+    monkeypatch.setattr(local_gguf, "_convert", no_conversion)
     again = LocalChatModel(cache_dir=smollm2_cache, backend="numpy")
     started = time.perf_counter()
     assert again.context_length == 8192

