@@ -88,3 +88,15 @@ def test_a_capitalised_title_word_is_not_a_name() -> None:
 
 def test_contractions_typed_without_apostrophe_are_not_key_terms() -> None:
     assert content_words("whats the warranty, i dont know") == ["warranty", "know"]
+
+
+def test_a_hosted_embedder_is_not_asked_for_word_vectors(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragloom.answering.similar import word_similarity_for
+    from ragloom.embeddings.openai import OpenAIEmbedder
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    hosted = OpenAIEmbedder("text-embedding-3-small", base_url="http://127.0.0.1:9/v1")
+    assert word_similarity_for(hosted) is None  # each word would be a paid request
+    assert word_similarity_for(None) is None
+    assert isinstance(word_similarity_for(HashingEmbedder(dimension=8)), WordSimilarity)

@@ -36,7 +36,7 @@ from ragloom.answering.question import Question, read_question
 from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
-from ragloom.answering.similar import WordSimilarity
+from ragloom.answering.similar import WordSimilarity, word_similarity_for
 from ragloom.answering.summary import summarise
 from ragloom.answering.twostep import needs_second_step, second_step
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
@@ -84,8 +84,8 @@ class AnswerEngine:
     @property
     def similar(self) -> WordSimilarity | None:
         """Word closeness from the embedder, for paraphrased question terms."""
-        if self._similar is None and self.embedder is not None:
-            self._similar = WordSimilarity(self.embedder)
+        if self._similar is None:
+            self._similar = word_similarity_for(self.embedder)
         return self._similar
 
     def _call(self, model: ModelProvider | None, settings: GenerationSettings,

@@ -15,7 +15,9 @@ share may move a refusal. Codes, numbers and the question's names are never matc
 softly (the caller keeps them exact): "kx200" is not "kx100".
 
 Word vectors are cached (bounded, least recently used first out), so a knowledge
-base's vocabulary is embedded once per process.
+base's vocabulary is embedded once per process. Only an in-process embedder is used
+(:func:`word_similarity_for`): through a hosted one every new word would be a paid
+request, so the gate stays lexical there.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ragloom.embeddings._remote import RemoteEmbedder
 from ragloom.errors import RagError
 from ragloom.protocols import EmbeddingProvider
 from ragloom.types import Vector
@@ -86,3 +89,10 @@ class WordSimilarity:
             while len(self._vectors) > self.max_words:
                 self._vectors.popitem(last=False)
         return found
+
+
+def word_similarity_for(embedder: EmbeddingProvider | None) -> WordSimilarity | None:
+    """A :class:`WordSimilarity` over ``embedder`` when it runs in this process."""
+    if embedder is None or isinstance(embedder, RemoteEmbedder):
+        return None
+    return WordSimilarity(embedder)
