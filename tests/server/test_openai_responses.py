@@ -19,7 +19,7 @@ VPN = "Connect to the VPN before opening the payroll system."
 
 def reply(messages: list[ChatMessage]) -> str:
     last = messages[-1].content
-    if "marker please" in last:
+    if "lunch break??" in last:  # the questions that ask for a marker: no extra word
         return "The unpaid lunch break is 30 minutes [1]."
     if "VPN" in last and "payroll" in last.split("Question:")[-1]:
         return "Connect to the VPN first."
@@ -81,7 +81,7 @@ def test_citations_without_markers(setup: tuple[openai.OpenAI, dict[str, str]],
 def test_markers_become_annotations(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     client, ids = setup
     response = client.responses.create(model="fake:scripted", tools=tools(ids),
-                                       input="How long is the unpaid lunch break? marker please")
+                                       input="How long is the unpaid lunch break??")
     text = response.output_text
     assert text == "The unpaid lunch break is 30 minutes."
     call = response.output[0]
@@ -94,7 +94,7 @@ def test_markers_become_annotations(setup: tuple[openai.OpenAI, dict[str, str]])
 def test_streaming_create(setup: tuple[openai.OpenAI, dict[str, str]]) -> None:
     client, ids = setup
     events = list(client.responses.create(model="fake:scripted", tools=tools(ids),
-                                          input="How long is the unpaid lunch break? marker please",
+                                          input="How long is the unpaid lunch break??",
                                           stream=True))
     kinds = [e.type for e in events]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from ragloom.embeddings.query_memo import QueryWrapper
 from ragloom.protocols import EmbeddingProvider, TokenCounter
 from ragloom.types import Embedding
 
@@ -24,26 +25,18 @@ FIRST_SIZE = 8
 LARGEST_SIZE = 64
 
 
-class CheckedEmbedder:
+class CheckedEmbedder(QueryWrapper):
     """``embedder`` (same name, dimension and tokens) with ``check()`` called before each
     sub-batch of :meth:`embed_documents`."""
 
     def __init__(self, embedder: EmbeddingProvider, check: Callable[[], None], *,
                  target: float = TARGET_SECONDS, first: int = FIRST_SIZE,
                  largest: int = LARGEST_SIZE) -> None:
-        self.embedder = embedder
+        super().__init__(embedder)
         self.check = check
         self.target = target
         self.largest = largest
         self.size = max(1, min(first, largest))
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    @property
-    def dimension(self) -> int:
-        return self.embedder.dimension
 
     def count_tokens(self, text: str) -> int:
         if isinstance(self.embedder, TokenCounter):
