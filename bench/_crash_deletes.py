@@ -41,7 +41,7 @@ from typing import Any
 
 import httpx
 
-from crash_suite import Check, Server
+from crash_suite import Check, Server, store_files
 
 DELETE_KINDS = ("kb_delete", "vs_delete")
 ALIVE, GONE, UNKNOWN = "alive", "gone", "unknown"
@@ -85,40 +85,41 @@ def read_disk(data: Path, check: Check) -> Disk:
     chunk rows); integrity, chunks without a document and rows without a collection
     go to ``check``."""
     disk = Disk()
-    for path in sorted([*data.rglob("*.db"), *data.rglob("*.sqlite")]):
-        with sqlite3.connect(path) as conn:
-            result = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            check.integrity += 1
-            if result != "ok":
-                check.integrity_failed.append(f"{path.name}: {result}")
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if not {"documents", "chunks", "collections"} <= tables:
+    for path, conn in store_files(data, check, {"documents", "chunks", "collections"}):
+        names = dict(conn.execute("SELECT id, name FROM collections").fetchall())
+        for name in names.values():
+            disk.collections.setdefault(str(name), [])
+        rows = conn.execute(
+            "SELECT d.collection_id, d.source, d.chunk_count, (SELECT count(*) FROM "
+            "chunks c WHERE c.collection_id = d.collection_id AND c.document_id = d.id) "
+            "FROM documents d").fetchall()
+        for cid, source, recorded, chunks in rows:
+            if cid not in names:
+                check.orphaned.append(f"{path.name}: document {source} without a "
+                                      "collection")
                 continue
-            names = dict(conn.execute("SELECT id, name FROM collections").fetchall())
-            for name in names.values():
-                disk.collections.setdefault(str(name), [])
-            rows = conn.execute(
-                "SELECT d.collection_id, d.source, d.chunk_count, (SELECT count(*) FROM "
-                "chunks c WHERE c.collection_id = d.collection_id AND c.document_id = d.id) "
-                "FROM documents d").fetchall()
-            for cid, source, recorded, chunks in rows:
-                if cid not in names:
-                    check.orphaned.append(f"{path.name}: document {source} without a "
-                                          "collection")
-                    continue
-                disk.collections[str(names[cid])].append((str(source), int(recorded),
-                                                          int(chunks)))
-            orphans = conn.execute(
-                "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d "
-                "WHERE d.collection_id = c.collection_id AND d.id = c.document_id)"
-            ).fetchone()[0]
-            if orphans:
-                check.orphaned.append(f"{path.name}: {orphans} chunks without a document")
+            disk.collections[str(names[cid])].append((str(source), int(recorded),
+                                                      int(chunks)))
     disk.sidecars = sorted(p.name for p in data.glob("*.hnsw*"))
     files = data / "server-files"
     if files.is_dir():
         disk.uploads = {p.name for p in files.iterdir()}
     return disk
+
+
+def _observed(ident: str, what: str, got: httpx.Response, listed: set[str], expected: str,
+              check: Check) -> str:
+    """ALIVE or GONE as a GET says; a GET that disagrees with the list, an acknowledged
+    object gone, or a deleted one back go to ``check``."""
+    status = got.status_code
+    state = ALIVE if status == 200 else GONE
+    if (status == 200) != (ident in listed):
+        check.orphaned.append(f"{ident}: GET {status} but listed {ident in listed}")
+    if expected == ALIVE and state == GONE:
+        check.lost.append(f"{ident}: {what} gone")
+    elif expected == GONE and state == ALIVE:
+        check.orphaned.append(f"{ident}: deleted but back")
+    return state
 
 
 def server_rows(data: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -463,14 +464,8 @@ class VsDeleteTrial:
         listed_files = {f["id"] for f in _ok(client.get("/v1/files"))["data"]}
         stores: dict[str, str] = {}
         for vs, expected in ledger.stores.items():
-            status = client.get(f"/v1/vector_stores/{vs}").status_code
-            stores[vs] = ALIVE if status == 200 else GONE
-            if (status == 200) != (vs in listed_stores):
-                check.orphaned.append(f"{vs}: GET {status} but listed {vs in listed_stores}")
-            if expected == ALIVE and stores[vs] == GONE:
-                check.lost.append(f"{vs}: vector store gone")
-            elif expected == GONE and stores[vs] == ALIVE:
-                check.orphaned.append(f"{vs}: deleted but back")
+            stores[vs] = _observed(vs, "vector store", client.get(f"/v1/vector_stores/{vs}"),
+                                   listed_stores, expected, check)
             if stores[vs] == GONE:
                 search = client.post(f"/v1/vector_stores/{vs}/search", json={"query": "marker"})
                 if search.status_code != 404:
@@ -480,14 +475,8 @@ class VsDeleteTrial:
             check.orphaned.append(f"{vs}: a vector store nobody created")
         files: dict[str, str] = {}
         for f, expected in ledger.files.items():
-            status = client.get(f"/v1/files/{f}").status_code
-            files[f] = ALIVE if status == 200 else GONE
-            if (status == 200) != (f in listed_files):
-                check.orphaned.append(f"{f}: GET {status} but listed {f in listed_files}")
-            if expected == ALIVE and files[f] == GONE:
-                check.lost.append(f"{f}: file gone")
-            elif expected == GONE and files[f] == ALIVE:
-                check.orphaned.append(f"{f}: deleted but back")
+            files[f] = _observed(f, "file", client.get(f"/v1/files/{f}"), listed_files,
+                                 expected, check)
         links: dict[tuple[str, str], str] = {}
         for vs in (s for s, state in stores.items() if state == ALIVE):
             listed = {row["id"]: row["status"] for row in _ok(client.get(

@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,30 +98,39 @@ class Check:
         return not (self.lost or self.duplicated or self.orphaned or self.integrity_failed)
 
 
-def stored_documents(folder: Path, check: Check) -> list[tuple[str, int, int]]:
-    """(source, chunk_count recorded, chunk rows) of every document in every SQLite
-    file under ``folder``; orphaned chunks and integrity failures go to ``check``."""
-    found = []
+def store_files(folder: Path, check: Check, tables: set[str]
+                ) -> Iterator[tuple[Path, sqlite3.Connection]]:
+    """Every SQLite file under ``folder``, its ``PRAGMA integrity_check`` counted in
+    ``check``; those holding ``tables`` are yielded open, and once the caller has read
+    them their chunks without a document go to ``check``."""
     for path in sorted([*folder.rglob("*.db"), *folder.rglob("*.sqlite")]):
         with sqlite3.connect(path) as conn:
             result = conn.execute("PRAGMA integrity_check").fetchone()[0]
             check.integrity += 1
             if result != "ok":
                 check.integrity_failed.append(f"{path.name}: {result}")
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if not {"documents", "chunks"} <= tables:
+            held = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not tables <= held:
                 continue
-            rows = conn.execute(
-                "SELECT d.source, d.chunk_count, (SELECT count(*) FROM chunks c WHERE "
-                "c.collection_id = d.collection_id AND c.document_id = d.id) FROM documents d"
-            ).fetchall()
-            found.extend((str(s), int(n), int(c)) for s, n, c in rows)
+            yield path, conn
             orphans = conn.execute(
                 "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d "
                 "WHERE d.collection_id = c.collection_id AND d.id = c.document_id)"
             ).fetchone()[0]
             if orphans:
                 check.orphaned.append(f"{path.name}: {orphans} chunks without a document")
+
+
+def stored_documents(folder: Path, check: Check) -> list[tuple[str, int, int]]:
+    """(source, chunk_count recorded, chunk rows) of every document in every SQLite
+    file under ``folder``; orphaned chunks and integrity failures go to ``check``."""
+    found = []
+    for _, conn in store_files(folder, check, {"documents", "chunks"}):
+        rows = conn.execute(
+            "SELECT d.source, d.chunk_count, (SELECT count(*) FROM chunks c WHERE "
+            "c.collection_id = d.collection_id AND c.document_id = d.id) FROM documents d"
+        ).fetchall()
+        found.extend((str(s), int(n), int(c)) for s, n, c in rows)
     return found
 
 
