@@ -12,7 +12,9 @@ retrieved:
    :class:`~ragloom.answering.corpus.Corpus`;
 3. **compose** the answer with ``[n]`` citations numbered against the sources it
    returns, and the supporting quote;
-4. **verify** by the grounding mode (strict, check, off): a refusal says why.
+4. **verify** by the grounding mode (strict, check, off): every answer, whatever
+   made it, is checked against the passages it cites (:mod:`.verify`); a refusal
+   says why.
 
 ``stream`` yields the typed events (:mod:`ragloom.answering.events`): sources, the
 answer's text, then the answer, or an error. ``NaiveRag``, ``AugmentedRag``, the CLI,
@@ -39,6 +41,7 @@ from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.similar import WordSimilarity, word_similarity_for
 from ragloom.answering.summary import summarise
 from ragloom.answering.twostep import needs_second_step, second_step
+from ragloom.answering.verify import verified
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
 from ragloom.tracing import span
 from ragloom.types import ChatMessage, QueryMatch
@@ -114,10 +117,11 @@ class AnswerEngine:
             if settings.grounding != "strict" and calls is not None and \
                     understood.kind == "lookup":
                 evidence = self.ranker.rank(question, passages)
-                return lookup(understood, evidence, passages, calls, policy=self.policy,
-                              grounding=settings.grounding, similar=self.similar)
-            result = self._by_kind(understood, passages, calls, corpus, settings)
-        return result
+                result = lookup(understood, evidence, passages, calls, policy=self.policy,
+                                grounding=settings.grounding, similar=self.similar)
+            else:
+                result = self._by_kind(understood, passages, calls, corpus, settings)
+        return verified(result, question, settings.grounding)
 
     def _by_kind(self, question: object, passages: list[QueryMatch],
                  calls: ModelCall | None, corpus: Corpus | None,
