@@ -36,3 +36,35 @@ def test_the_first_or_last_of_several_times_is_the_earliest_or_latest() -> None:
     assert answer_span("what time is the first bus from quayside", row) == "07:10"
     assert answer_span("when does the last train leave",
                        "Trains leave at 9am, 1pm and 6pm.") == "6pm"
+
+
+@pytest.mark.parametrize(("question", "sentence", "span"), [
+    # A length of time is asked: never an amount of money, never a bare count.
+    ("how long does the e bike take to charge",
+     "The shelter costs £4,500 and charging takes 4.5 hours.", "4.5 hours"),
+    ("how long does a repeat prescription take",
+     "Please allow 3 working days for repeat prescriptions.", "3 working days"),
+    ("how much notice do i need to give", "You must give one month of notice in writing.",
+     "one month"),
+    ("how many days in advance can members book", "Members can book up to 7 days ahead.",
+     "up to 7 days"),
+    # A price is money or a bare number, never "30 days".
+    ("price of the 30 gig plan", "name: Go 30GB; data_gb: 30; monthly_price: 10.0", "10.0"),
+    # A digit inside a word ("Q3") is not a number.
+    ("How many new drivers were hired in Q3?", "40 new drivers hired in Q3", "40"),
+])
+def test_the_span_is_of_the_kind_of_value_asked(question: str, sentence: str,
+                                                span: str) -> None:
+    assert answer_span(question, sentence) == span
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("how long does the e bike take to charge",
+     "The committee agreed a 12-space bike shelter at a cost of no more than £4,500."),
+    ("price of the 30 gig plan", "Rolling plans can change price with 30 days' notice."),
+    ("how many days ahead can members book",
+     "Membership: Adult; Annual (paid in advance): £310; classes before 4pm"),
+])
+def test_a_sentence_without_that_kind_of_value_has_no_span(question: str, sentence: str) -> None:
+    assert answer_span(question, sentence) == ""
+    assert value_kind(question) in {"duration", "money"}

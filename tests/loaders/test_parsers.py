@@ -146,6 +146,22 @@ def test_json_text_fields_and_metadata() -> None:
         parse_bytes(b'{"text": "a"}\n{oops\n', "x.jsonl")
 
 
+def test_a_json_catalogue_gives_one_record_per_item_after_its_own_fields() -> None:
+    data = json.dumps({"provider": "Tern", "note": "Prices rise in April.",
+                       "tags": ["a", "b"],
+                       "plans": [{"code": "LITE", "price": 6}, {"code": "GO", "price": 10},
+                                 {"code": "MAX", "price": 22}]}).encode()
+    parsed = parse_bytes(data, "plans.json")
+    assert [p.part for p in parsed] == ["0", "1", "2", "3"]
+    assert json.loads(parsed[0].text) == {"provider": "Tern", "note": "Prices rise in April.",
+                                          "tags": ["a", "b"]}
+    assert [json.loads(p.text)["code"] for p in parsed[1:]] == ["LITE", "GO", "MAX"]
+    assert parsed[2].metadata["price"] == 10
+    # One nested object, or a list of plain values, stays one record.
+    single = parse_bytes(json.dumps({"plans": [{"code": "A"}], "n": 1}).encode(), "x.json")
+    assert len(single) == 1 and single[0].part is None
+
+
 def test_markdown_title_from_front_matter() -> None:
     parsed = parse_bytes(b"---\ntitle: 'Front'\n---\n# Header\n", "a.md")[0]
     assert parsed.metadata["title"] == "Front"

@@ -29,6 +29,10 @@ from ragloom.answering.spans import answer_span, value_kind
 from ragloom.types import QueryMatch
 
 MAX_ANSWER_CHARS = 400
+# How far down the evidence a stated value is looked for when the best sentence
+# lacks it: the next two sentences, if they score at least 85 % of the best.
+RUNNERS_UP = 2
+RUNNER_UP_SHARE = 0.85
 
 
 def _with_quote(short: str, sentence: Sentence) -> str:
@@ -50,9 +54,17 @@ def stated_value(question: Question, evidence: Sequence[Sentence]) -> tuple[Sent
     after = next((s for s in evidence if s.number == best.number
                   and s.position == best.position + 1), None)
     following = answer_span(question.text, after.text) if after is not None else ""
-    if after is None or not following:
-        return best, span
-    return replace(best, text=f"{best.text} {after.text}"), following
+    if after is not None and following:
+        return replace(best, text=f"{best.text} {after.text}"), following
+    # The best sentence names the thing but not the value asked for ("Order repeat
+    # prescriptions on the NHS App"): a close runner-up that states it is the answer.
+    for other in evidence[1:RUNNERS_UP + 1]:
+        if other.score < best.score * RUNNER_UP_SHARE:
+            break
+        found = answer_span(question.text, other.text)
+        if found:
+            return other, found
+    return best, span
 
 
 def compose_extract(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],

@@ -44,8 +44,21 @@ _CLOCK = (r"(?:\b\d{1,2}[:.]\d{2}\s?(?:am|pm|a\.m\.|p\.m\.)?|\b\d{1,2}\s?(?:am|p
 _TIME = re.compile(rf"{_CLOCK}(?:\s?(?:-|\u2013|to|until|till)\s?{_CLOCK})?", re.I)
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|minutes?|mins?)\b(?:,?\s*(?:and\s+)?"
                        r"\d+(?:\.\d+)?\s*(?:minutes?|mins?|seconds?|secs?)\b)?", re.I)
+# "how long does it take", "how much notice", "how many days ahead": a length of time.
+_ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly)\b|\bhow fast (do|does|will|can|is|are)"
+                            r"\b.*\b(fix|repair|reply|respond|deliver|process|refund|arrive|"
+                            r"done|sent|ready)|\bhow much notice\b|\bhow many (days|weeks|"
+                            r"months|years|hours|minutes|working days)\b|\bhow far (ahead|in "
+                            r"advance)\b")
+_PERIOD = re.compile(rf"(?:\b(?:up to|at least|within|about|around|over|under)\s+)?"
+                     rf"(?:(?<![\w.])\d+(?:\.\d+)?|\b{_NUMWORD}|\ban?)\s*(?:-\s*\d+\s*)?"
+                     rf"(?:working |"
+                     rf"calendar |business |clear |full )?(?:seconds?|secs?|minutes?|mins?|"
+                     rf"hours?|hrs?|days?|weeks?|months?|years?)\b(?:,?\s*(?:and\s+)?\d+"
+                     rf"(?:\.\d+)?\s*(?:minutes?|mins?|seconds?|secs?)\b)?", re.I)
 _QUANTITY = re.compile(rf"(?:\b(?:about|around|over|under|up to|at least|at most|almost|"
-                       rf"nearly|more than|less than|fewer than)\s+)?(?:\d[\d,]*(?:\.\d+)?|"
+                       rf"nearly|more than|less than|fewer than)\s+)?"
+                       rf"(?:(?<![\w.])\d[\d,]*(?:\.\d+)?|"
                        rf"\b{_NUMWORD})(?:\s?-\s?(?:\d[\d,]*(?:\.\d+)?))?"
                        rf"(?:\s?(?:%|{_UNIT}\b))?",  # "30%": no word boundary after "%"
                        re.I)
@@ -64,6 +77,8 @@ def value_kind(question: str) -> str:
     """The kind of value a question asks for: money, time, weekday, date, quantity, name
     or other."""
     q = question.lower().strip()
+    if _ASKS_DURATION.search(q):
+        return "duration"
     if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
         return "money"
     if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b|"
@@ -108,11 +123,54 @@ def table_value(question: str, sentence: str) -> str:
     if len(cells) < 2:
         return ""
     asked = _stems(question)
+    kind = value_kind(question)
     named = [(label, value) for label, value in cells if _stems(label) & asked
-             and not _stems(value) <= asked]
+             and not _stems(value) <= asked and _cell_fits(kind, value)]
     if len(named) == 1:
         return named[0][1]
     return ""
+
+
+_OTHER_UNIT = re.compile(r"\s?(%|percent|per cent|[a-z]+)", re.I)
+# What may follow a number asked for with "how much" / "price": money, or a share
+# ("how much is the discount": 30%).
+_MONEY_WORDS = frozenset({"%", "percent", "euro", "euros", "pound", "pounds", "dollar",
+                          "dollars", "usd",
+                          "eur", "gbp", "pence", "p", "k", "m", "bn", "million", "billion",
+                          "each", "a", "per", "for", "and", "or", "to", "off", "plus", "with",
+                          "in", "on", "at", "by", "from", "the"})
+
+
+def fits(kind: str, match: re.Match[str], sentence: str) -> bool:
+    """Whether a candidate span can be the kind of value asked for: an amount of
+    money is never a length of time or a count, and "30 days" is not a price."""
+    text = match.group().strip()
+    before = sentence[: match.start()].rstrip()[-1:]
+    money = bool(_MONEY.fullmatch(text)) or (bool(before) and before in "£$€¥")
+    if kind == "duration":
+        # A length of time has a unit: a bare "12" (a "12-space shelter") is not one.
+        return not money and bool(re.search(r"[a-z%]\s*$", text, re.I))
+    if kind == "quantity":
+        return not money
+    if kind == "money" and not money:
+        unit = _OTHER_UNIT.match(sentence, match.end())
+        named = re.search(r"[a-z%]+\s*$", text, re.I)
+        word = (named.group() if named else unit.group() if unit else "").strip().lower()
+        return not word or word in _MONEY_WORDS
+    return True
+
+
+def _cell_fits(kind: str, value: str) -> bool:
+    """Whether a table cell can hold the kind of value asked for (a cell of another
+    kind is not the answer however well its label matches)."""
+    pattern = {"money": _MONEY, "duration": _PERIOD}.get(kind)
+    if kind == "money":
+        return bool(_MONEY.search(value)) or bool(re.fullmatch(r"[\d,]+(?:\.\d+)?", value))
+    if pattern is not None:
+        return bool(pattern.search(value))
+    if kind == "quantity":
+        return not _MONEY.search(value)
+    return True
 
 
 def answer_span(question: str, sentence: str) -> str:
@@ -122,12 +180,13 @@ def answer_span(question: str, sentence: str) -> str:
         return cell
     kind = value_kind(question)
     patterns = {"money": [_MONEY, _QUANTITY], "time": [_TIME, _DATE], "date": [_DATE, _TIME],
-                "weekday": [_WEEKDAY],
+                "weekday": [_WEEKDAY], "duration": [_PERIOD, _QUANTITY],
                 "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
     for pattern in patterns:
         found = [m for m in pattern.finditer(sentence) if m.group().strip()
-                 and (kind != "name" or m.group().lower() not in asked)]
+                 and (kind != "name" or m.group().lower() not in asked)
+                 and fits(kind, m, sentence)]
         if kind == "name":
             found = [m for m in found if m.start() > 0 and not _stems(m.group()) <= _stems(
                 question)] or [m for m in found if not _stems(m.group()) <= _stems(question)]

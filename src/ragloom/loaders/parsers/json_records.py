@@ -3,8 +3,11 @@
 A record's text is its text fields (default: ``text``, ``content``, ``body``, those
 present) joined by blank lines, else the whole record as indented JSON. Its other
 scalar fields become metadata. A JSON array holds one record per item; any other
-JSON value is one record. Records are numbered in ``Parsed.part`` ("0", "1", ...)
-unless the file holds a single JSON object.
+JSON value is one record, except a catalogue: an object one of whose fields is a list
+of two or more objects ("plans": [...], "products": [...]) gives one record per item
+of its largest such list, after a record of the object's other fields (its name, its
+notes), so each plan or product is found and cited on its own. Records are numbered
+in ``Parsed.part`` ("0", "1", ...) unless the file holds a single JSON object.
 """
 
 from __future__ import annotations
@@ -45,6 +48,20 @@ def record_to_parsed(
     return Parsed(text=text, metadata=metadata, part=part)
 
 
+def _catalogue_items(value: Any) -> list[Any]:
+    """A catalogue object's records: its other fields, then each item of its largest
+    list of objects ([] when ``value`` is not such an object)."""
+    if not isinstance(value, dict):
+        return []
+    lists = [(key, item) for key, item in value.items() if isinstance(item, list)
+             and len(item) >= 2 and all(isinstance(entry, dict) for entry in item)]
+    if not lists:
+        return []
+    key, items = max(lists, key=lambda pair: len(pair[1]))
+    rest = {name: field for name, field in value.items() if name != key}
+    return ([rest] if rest else []) + list(items)
+
+
 def _records(data: bytes, name: str, lines: bool) -> tuple[list[Any], bool]:
     text = decode_text(data, name)
     if not lines:
@@ -52,7 +69,10 @@ def _records(data: bytes, name: str, lines: bool) -> tuple[list[Any], bool]:
             value = json.loads(text)
         except ValueError as exc:
             raise ParseError(name, f"not valid JSON: {exc}") from exc
-        return (value, True) if isinstance(value, list) else ([value], False)
+        if isinstance(value, list):
+            return value, True
+        items = _catalogue_items(value)
+        return (items, True) if items else ([value], False)
     records = []
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
