@@ -48,6 +48,9 @@ def test_the_first_or_last_of_several_times_is_the_earliest_or_latest() -> None:
      "one month"),
     ("how many days in advance can members book", "Members can book up to 7 days ahead.",
      "up to 7 days"),
+    ("how long does eco 40-60 take",
+     "Programme: Eco 40-60; Max load: 8 kg; Time: 3 h 48 min", "3 h 48 min"),
+    ("how long is the cable", "The cable is 1.5 m long.", "1.5 m"),
     # A price is money or a bare number, never "30 days".
     ("price of the 30 gig plan", "name: Go 30GB; data_gb: 30; monthly_price: 10.0", "10.0"),
     # A digit inside a word ("Q3") is not a number.
@@ -62,6 +65,7 @@ def test_the_span_is_of_the_kind_of_value_asked(question: str, sentence: str,
     ("how long does the e bike take to charge",
      "The committee agreed a 12-space bike shelter at a cost of no more than £4,500."),
     ("price of the 30 gig plan", "Rolling plans can change price with 30 days' notice."),
+    ("how long does eco 40-60 take", "Energy use: 52 kWh per 100 cycles (Eco 40-60)"),
     ("how many days ahead can members book",
      "Membership: Adult; Annual (paid in advance): £310; classes before 4pm"),
 ])

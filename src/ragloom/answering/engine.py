@@ -33,6 +33,7 @@ from ragloom.answering.corpus import Corpus
 from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject, partly_on_subject
 from ragloom.answering.gather import list_items, mentions, procedure
 from ragloom.answering.lookup import lookup
+from ragloom.answering.periods import newest_first
 from ragloom.answering.prompting import ModelCall, PromptBuilder
 from ragloom.answering.question import Question, read_question
 from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
@@ -116,7 +117,8 @@ class AnswerEngine:
             calls = self._call(model, settings, history)
             if settings.grounding != "strict" and calls is not None and \
                     understood.kind == "lookup":
-                evidence = self.ranker.rank(question, passages)
+                evidence = newest_first(question, self.ranker.rank(question, passages),
+                                        passages)
                 result = lookup(understood, evidence, passages, calls, policy=self.policy,
                                 grounding=settings.grounding, similar=self.similar)
             else:
@@ -169,6 +171,7 @@ class AnswerEngine:
                 two = second_step(question, about[0], passages, corpus, self.ranker)
                 if two is not None:
                     return two
+        evidence = newest_first(question.text, evidence, passages)
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
                           grounding=settings.grounding, similar=self.similar)
         return replace(answered, kind=kind) if kind != "lookup" else answered

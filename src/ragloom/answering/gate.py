@@ -36,6 +36,7 @@ from ragloom.answering.sentences import (
 )
 from ragloom.answering.similar import WordSimilarity
 from ragloom.answering.spans import answer_span, value_kind
+from ragloom.answering.tables import with_records
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
@@ -209,7 +210,8 @@ def _about(match: QueryMatch, items: Sequence[str]) -> tuple[str, ...]:
     """The ``items`` the passage, its headings and its document's names do not name
     (a year counts as named only by a document that is not named after another year)."""
     names = document_name_parts(match)
-    wide = [match.chunk.text, *names]
+    # Table rows read with their headers ("Band: D"), as the sentences are.
+    wide = [match.chunk.text, with_records(match.chunk.text), *names]
     words, stems = _vocabulary(wide)
     text = "\n".join(wide)
     return tuple(item for item in items if _other_period(item, names)

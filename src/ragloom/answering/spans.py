@@ -54,8 +54,11 @@ _PERIOD = re.compile(rf"(?:\b(?:up to|at least|within|about|around|over|under)\s
                      rf"(?:(?<![\w.])\d+(?:\.\d+)?|\b{_NUMWORD}|\ban?)\s*(?:-\s*\d+\s*)?"
                      rf"(?:working |"
                      rf"calendar |business |clear |full )?(?:seconds?|secs?|minutes?|mins?|"
-                     rf"hours?|hrs?|days?|weeks?|months?|years?)\b(?:,?\s*(?:and\s+)?\d+"
-                     rf"(?:\.\d+)?\s*(?:minutes?|mins?|seconds?|secs?)\b)?", re.I)
+                     rf"hours?|hrs?|h|days?|weeks?|months?|years?)\b(?:,?\s*(?:and\s+)?\d+"
+                     rf"(?:\.\d+)?\s*(?:minutes?|mins?|m|seconds?|secs?)?\b)?", re.I)
+# Besides a length of time, "how long" may ask for a length.
+_LENGTH = re.compile(r"(?:m|cm|mm|km|metres?|meters?|miles?|ft|feet|inch(?:es)?|yards?)$",
+                     re.I)
 _QUANTITY = re.compile(rf"(?:\b(?:about|around|over|under|up to|at least|at most|almost|"
                        rf"nearly|more than|less than|fewer than)\s+)?"
                        rf"(?:(?<![\w.])\d[\d,]*(?:\.\d+)?|"
@@ -149,7 +152,7 @@ def fits(kind: str, match: re.Match[str], sentence: str) -> bool:
     money = bool(_MONEY.fullmatch(text)) or (bool(before) and before in "£$€¥")
     if kind == "duration":
         # A length of time has a unit: a bare "12" (a "12-space shelter") is not one.
-        return not money and bool(re.search(r"[a-z%]\s*$", text, re.I))
+        return not money and (bool(_PERIOD.fullmatch(text)) or bool(_LENGTH.search(text)))
     if kind == "quantity":
         return not money
     if kind == "money" and not money:

@@ -36,7 +36,9 @@ def _is_row(line: str) -> bool:
 
 
 def _looks_like_header(cells: list[str], rows: list[list[str]]) -> bool:
-    if any(any(ch.isdigit() for ch in cell) for cell in cells):
+    # A header names its columns; a year inside a name ("Annual charge 2026/27",
+    # "Value (1 April 1991)") does not make it a row, a cell that is a value does.
+    if any(cell and (cell[0].isdigit() or cell[0] in "£$€¥") for cell in cells):
         return False
     if len(cells) == 2 and rows and all(len(r) == 2 for r in rows):
         # A two-column table is a header + rows only when no row reads "label: value"
