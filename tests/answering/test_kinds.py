@@ -224,3 +224,16 @@ def test_a_why_question_asks_for_a_reason_not_a_comparison() -> None:
     assert classify("why did the south miss its target") == "lookup"
     assert classify("why didnt they go with the cheapest roofer") == "lookup"
     assert classify("did the south hit its target") == "comparison"
+
+
+def test_a_price_column_of_four_digits_is_a_price_not_a_year() -> None:
+    from ragloom.answering.facts import _PRICE, _fits_measure, _value
+
+    row = ("sku: PW-ASL; model: Aero SL; type: road bike; price_gbp: 1899; weight_kg: 8.1; "
+           "gears: 22")
+    assert _value(row, "aero sl", list(_PRICE), True, "trailhawk 29") == "1899"
+    # A weight is not what "more expensive" compares, and a price is not a weight.
+    assert not _fits_measure("8.1 kg", ["price"])
+    assert _fits_measure("£1899", ["price"])
+    assert not _fits_measure("£1899", ["weight"])
+    assert _fits_measure("8.1 kg", ["weight"])

@@ -126,7 +126,8 @@ def _labelled(sentence: str, attribute: Sequence[str]) -> str:
 def _value(sentence: str, side: str, attribute: Sequence[str], named: bool,
            other: str = "") -> str:
     value = cell_for(sentence, side) or _labelled(sentence, attribute)
-    if value and first_figure(value, side) is not None:
+    # With its column's unit a price of 1899 is "£1899", not the year 1899.
+    if value and first_figure(with_label_unit(sentence, value), side) is not None:
         return value
     if cells(sentence) and not named:
         return ""
@@ -173,6 +174,22 @@ def _section(passage: str, sentence: str) -> str:
     return passage[start: at + len(sentence)]
 
 
+_OTHER_THAN_MONEY = re.compile(r"\d\s*(?:kg|g|grams?|km|mm|cm|m|metres?|miles?|h|hrs?|"
+                               r"hours?|mins?|minutes?|seconds?|w|wh|kwh|watts?|l|litres?|"
+                               r"ml|gb|mb|tb|%|rpm)\b", re.I)
+_MONEY_SIGN = re.compile(r"[\u00a3$\u20ac]")
+
+
+def _fits_measure(value: str, measures: Sequence[str]) -> bool:
+    """Whether a value can be the measure compared: a price is money, not a weight or a
+    time; a weight, a time or a length is not money."""
+    if any(w in _PRICE for w in measures):
+        return not _OTHER_THAN_MONEY.search(value)
+    if measures:
+        return not _MONEY_SIGN.search(value)
+    return True
+
+
 def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
              sources: list[QueryMatch], ranker: SentenceRanker, *,
              other: str = "", taken: Sentence | None = None,
@@ -211,6 +228,8 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
             continue
         value = with_label_unit(sentence.text, _value(sentence.text, side, attribute, named,
                                                       other))
+        if value and not _fits_measure(value, measures):
+            continue  # "8.1 kg" is not what "more expensive" compares
         figure = first_figure(value, side) if value else None
         if figure is not None:
             return Fact(side, value, figure, sentence, passages[sentence.number - 1])
