@@ -54,16 +54,34 @@ _PLACE = re.compile(r"^(.*?)\s+\b(?:in|at|for|from|on)\s+(?:the\s+)?(.+)$", re.I
 _LEAD = re.compile(r"^\s*(?:in|at|for|from|on|with|of)\s+(?:the\s+)?", re.I)
 _OR = re.compile(r"\b(?:in|at|for|from)?\s*(?:the\s+)?([\w' -]+?)\s+or\s+(?:in\s+|at\s+)?"
                  r"(?:the\s+)?([\w' -]+?)\s*\??$", re.I)
+_THAN_BEFORE = re.compile(r"\bhow (?:many|much) (?:more|fewer|less)\s+(.+?)\s+(?:did|does|do|"
+                          r"has|have|was|were|are|is)\b.*?\bthan\s+(?:the\s+|a\s+)?(?:year "
+                          r"before|previous year|last year|year earlier|before|previously)"
+                          r"\s*\??$", re.I)
 _TARGET = re.compile(r"\bdid\s+(?:the\s+)?(.+?)\s+(?:hit|meet|reach|exceed|beat|miss|make|"
                      r"achieve)\b", re.I)
 _CHANGE = re.compile(r"\bhow much (?:did|has|have|does|do)\s+(?:the\s+)?(.+?)\s+(?:go up|gone up|"
                      r"go down|increase|rise|grow|fall|drop|decrease|change|improve)\w*"
                      r"(?:\s+(?:from|between)\s+(.+?)\s+(?:to|and)\s+(.+?))?\s*\??$", re.I)
 
+_PER_PERIOD = re.compile(r"\s+(?:a|an|per|each|every)\s+(day|week|month|year|hour|night|"
+                         r"session|visit)\s*$", re.I)
+
+
+# How a table's column names the period: "Monthly (direct debit)", "Annual fee".
+_PERIODIC = {"day": "daily", "week": "weekly", "month": "monthly", "year": "annual"}
+
+
 def _split_side(side: str) -> tuple[str, list[str]]:
     """A side's name (up to its last number or code, or after its last "in"/"at")
     and the words that say what is compared."""
     side = _LEAD.sub("", side)
+    period = _PER_PERIOD.search(side)
+    if period and period.start() > 0:
+        # "all inclusive a month": the side is "all inclusive", "month" is compared.
+        name, rest = _split_side(side[: period.start()])
+        word = period.group(1).lower()
+        return name, [*rest, _PERIODIC.get(word, word)]
     place = _PLACE.match(side)
     if place and not any(ch.isdigit() for ch in place.group(2)):
         return place.group(2).strip(), _words(place.group(1))
@@ -109,6 +127,13 @@ def compare(question: Question, sources: list[QueryMatch], corpus: Corpus | None
                           later_second=True)
     if change:
         return _change_in_place(question, change.group(1), sources, corpus, ranker)
+    before = _THAN_BEFORE.search(question.text)
+    if before:
+        # "how many more bookings than the year before": the figure and the earlier one,
+        # usually in one sentence ("Bookings: 412 (371 the year before)").
+        in_place = _change_in_place(question, before.group(1), sources, corpus, ranker)
+        if in_place is not None:
+            return in_place
     superlative = next((w for w in _SUPERLATIVES if re.search(rf"\b{w}\b", question.text,
                                                               re.I)), None)
     if superlative:
@@ -140,6 +165,7 @@ def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMa
     names = [name for name, _ in split]
     attribute, lower_wins = _attribute(question, names)
     attribute = list(dict.fromkeys([w for _, rest in split for w in rest] + attribute))
+    attribute = [w for w in attribute if _PERIODIC.get(w) not in attribute]
     required = _own(question, list(sides))
     first = fact_for(names[0], attribute, corpus, sources, ranker, other=names[1],
                      required=required)

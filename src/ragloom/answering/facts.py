@@ -119,6 +119,12 @@ def _labelled(sentence: str, attribute: Sequence[str]) -> str:
     """The cell labelled with a word of the measure ("hire per hour"), else with any
     word of the attribute."""
     measures = [w for w in attribute if w in _MEASURES]
+    others = [w for w in attribute if w not in _MEASURES]
+    if measures and others:
+        # "off peak a month": the "Monthly" price, not the "Annual (paid in advance)" one.
+        named = labelled(sentence, others)
+        if any(ch.isdigit() for ch in named):
+            return named
     return (labelled(sentence, measures) if measures else "") or (
         labelled(sentence, attribute) if attribute else "")
 
@@ -190,6 +196,21 @@ def _fits_measure(value: str, measures: Sequence[str]) -> bool:
     return True
 
 
+def _row_named_first(ranked: list[Sentence], side: str) -> list[Sentence]:
+    """``ranked`` with the table rows that mention ``side`` only in a later cell (a
+    "What it includes: everything in Adult all inclusive" column) after the others:
+    a row is about the thing its first cells name."""
+    words = _words(side)
+    rows = [cells(sentence.text) for sentence in ranked]
+    named = [len(row) >= 2 and any(_holds(f"{label} {value}", words) for label, value in row[:3])
+             for row in rows]
+    if not any(named):
+        return ranked  # no row names the side in its first cells: nothing to prefer
+    later = [len(row) >= 2 and not first for row, first in zip(rows, named, strict=True)]
+    order = sorted(range(len(ranked)), key=lambda i: later[i])
+    return [ranked[i] for i in order]
+
+
 def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
              sources: list[QueryMatch], ranker: SentenceRanker, *,
              other: str = "", taken: Sentence | None = None,
@@ -206,7 +227,7 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
     about = {n: _about(m, side) and holds(m.chunk.text, [*required, *thing])
              for n, m in enumerate(passages, start=1)}
     titled = {n for n, m in enumerate(passages, start=1) if _titled(m, side)}
-    for sentence in ranker.rank(query, passages)[:60]:
+    for sentence in _row_named_first(ranker.rank(query, passages)[:60], side):
         if not about.get(sentence.number) or (titled and sentence.number not in titled
                                               and not cell_for(sentence.text, side)):
             continue

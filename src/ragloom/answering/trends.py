@@ -47,8 +47,10 @@ def _change_in_place(question: Question, subject: str, sources: list[QueryMatch]
             merged, numbers = _cite([Fact(subject, found[0].text, found[0], sentence,
                                           passages[sentence.number - 1])], sources)
             delta = show(abs(found[0].value - found[1].value), found[0])
+            # The arithmetic is shown: the difference is in no sentence of the passage.
+            sums = f"{found[0].text} \u2212 {found[1].text}"
             return EngineAnswer(
-                answer=f"{delta} [{numbers[0]}] \u2014 \u201c{sentence.text}\u201d",
+                answer=f"{delta} ({sums}) [{numbers[0]}] \u2014 \u201c{sentence.text}\u201d",
                 sources=merged, kind="comparison", strategy="comparison",
                 quote=sentence.text, citations=numbers, origin="extract")
     return None

@@ -1,0 +1,78 @@
+"""Comparisons over table rows: the period a column names, the row that names a side
+first, and a change stated inside one sentence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ragloom.answering.compare import _split_side
+from ragloom.answering.corpus import KnowledgeBaseCorpus
+from ragloom.answering.engine import AnswerEngine
+from ragloom.answering.grounding import unsupported_claims
+from ragloom.answering.verify import cited_texts
+from ragloom.knowledge_base import VectorKnowledgeBase
+from ragloom.retrieval.options import SearchOptions
+from ragloom.stores.memory import InMemoryVectorStore
+from ragloom.testing import HashingEmbedder
+from ragloom.types import TextDocument
+
+DOCS = {
+    "fitness-club.md": """# Fernside fitness club memberships
+
+| Membership | Monthly (direct debit) | Annual (paid in advance) | What it includes |
+|---|---|---|---|
+| Adult off-peak | £29.00 | £290 | Gym and pool before 4pm |
+| Adult all inclusive | £45.00 | £450 | Gym, pool and all classes |
+| Family | £99.00 | £990 | Everything in adult all inclusive for 2 adults and 3 children |
+""",
+    "choir-agm.md": """# Hillside choir AGM
+
+The year in numbers
+
+Concerts: 23 (17 the year before)
+
+Members: 64
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def kb() -> VectorKnowledgeBase:
+    base = VectorKnowledgeBase(InMemoryVectorStore(), HashingEmbedder(64),
+                               search=SearchOptions(top_k=5))
+    base.ingest([TextDocument.create(text, source=name) for name, text in DOCS.items()])
+    return base
+
+
+def ask(kb: VectorKnowledgeBase, question: str) -> Any:
+    matches = list(kb.search(question, SearchOptions(top_k=5)).matches)
+    return AnswerEngine(kb.embedder).answer(question, matches, None,
+                                            corpus=KnowledgeBaseCorpus([kb]))
+
+
+def test_a_side_ending_in_a_period_compares_that_periods_column() -> None:
+    assert _split_side("all inclusive a month") == ("all inclusive", ["monthly"])
+    assert _split_side("off peak per year") == ("off peak", ["annual"])
+    assert _split_side("kx200") == ("kx200", [])
+
+
+def test_a_monthly_comparison_reads_the_monthly_column_of_the_rows_named(
+        kb: VectorKnowledgeBase) -> None:
+    result = ask(kb, "how much cheaper is off peak than all inclusive a month")
+    assert result.kind == "comparison" and not result.refused
+    # The monthly prices (not the annual ones), and the all inclusive row, not the
+    # family row that mentions "all inclusive" in its last column.
+    assert "£29.00" in result.answer and "£45.00" in result.answer
+    assert "£99.00" not in result.answer and "£290" not in result.answer
+    assert "£16" in result.answer
+
+
+def test_how_many_more_than_the_year_before_shows_its_arithmetic(
+        kb: VectorKnowledgeBase) -> None:
+    result = ask(kb, "how many more concerts did the choir give than the year before")
+    assert not result.refused
+    assert result.answer.startswith("6 (23 \u2212 17)")
+    cited = cited_texts(result.citations, result.answer, result.sources)
+    assert not unsupported_claims(result.answer, cited, question="concerts")
