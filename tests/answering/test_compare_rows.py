@@ -76,3 +76,19 @@ def test_how_many_more_than_the_year_before_shows_its_arithmetic(
     assert result.answer.startswith("6 (23 \u2212 17)")
     cited = cited_texts(result.citations, result.answer, result.sources)
     assert not unsupported_claims(result.answer, cited, question="concerts")
+
+
+def test_a_bridge_with_a_model_code_leads_to_the_document_named_after_it() -> None:
+    from ragloom.answering.twostep import _titled_by
+    from ragloom.types import QueryMatch, TextChunk
+
+    def passage(source: str) -> QueryMatch:
+        document = TextDocument.create("Programme: Cotton; Max spin: 1400 rpm", source=source)
+        chunk = TextChunk.create(document, document.text, index=0, start=0,
+                                 end=len(document.text))
+        return QueryMatch(chunk=chunk, score=1.0)
+
+    assert _titled_by(passage("calder-wd814-washing-machine-manual.pdf"), "Calder WD814")
+    # Another model's manual, or a bridge with no code, is not enough.
+    assert not _titled_by(passage("calder-wd712-washing-machine.md"), "Calder WD814")
+    assert not _titled_by(passage("calder-washing-machines.md"), "Calder")

@@ -25,7 +25,7 @@ _UNIT = (r"(?:%|percent|per cent|seconds?|minutes?|mins?|hours?|hrs?|days?|weeks
          r"miles?|m|metres?|meters?|cm|mm|litres?|liters?|l|ml|watts?|w|kw|kwh|v|volts?|"
          r"mah|wh|gb|mb|tb|ghz|mhz|hz|inch(?:es)?|ft|feet|people|staff|employees|members|"
          r"points?|euros?|dollars?|pence|p|°c|°f|degrees?|times?|nights?|sessions?|items?|"
-         r"pages?|copies|seats?|rooms?|places?|units?|users?|devices?)")
+         r"pages?|copies|seats?|rooms?|places?|units?|users?|devices?|rpm|mbps|gbps)")
 _MONEY = re.compile(r"[£$€¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?|"
                     r"\d[\d,]*(?:\.\d+)?\s?(?:euros?|pounds?|dollars?|usd|eur|gbp|pence|p)\b",
                     re.I)

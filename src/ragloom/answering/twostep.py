@@ -19,9 +19,10 @@ from ragloom.answering.corpus import Corpus
 from ragloom.answering.gate import term_present
 from ragloom.answering.gather import merge_sources
 from ragloom.answering.grounding import content_words
+from ragloom.answering.periods import newest_first
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer
-from ragloom.answering.sentences import Sentence, SentenceRanker
+from ragloom.answering.sentences import Sentence, SentenceRanker, document_names
 from ragloom.answering.spans import answer_span, value_kind
 from ragloom.answering.values import cells
 from ragloom.retrieval.stemmer import porter_stem
@@ -90,6 +91,16 @@ def bridges(question: Question, sentence: str) -> list[str]:
     return list(dict.fromkeys(ordered))[:MAX_BRIDGES]
 
 
+def _titled_by(match: QueryMatch, bridge: str) -> bool:
+    """Whether a passage's document is named after the bridge's model code ("a Calder
+    WD814" -> the WD814 manual, whose rows do not repeat the code)."""
+    codes = [w for w in re.findall(r"[a-z0-9-]+", bridge.lower())
+             if len(w) >= 3 and re.search(r"[a-z]", w) and re.search(r"\d", w)]
+    names = document_names(match).lower()
+    return bool(codes) and all(re.search(rf"(?<![a-z0-9]){re.escape(c)}(?![a-z0-9])", names)
+                               for c in codes)
+
+
 def needs_second_step(question: Question, best: Sentence) -> bool:
     """Whether the best evidence is about the subject but lacks the asked value."""
     kind = value_kind(question.text)
@@ -106,9 +117,12 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
     for bridge in bridges(question, first.text):
         query = " ".join([*missing, bridge])
         passages = merge_sources(list(corpus.search(query, top_k=8)), [])
-        for sentence in ranker.rank(query, passages)[:15]:
-            if sentence.text == first.text or not names_bridge(sentence.text, bridge,
-                                                                missing):
+        # An undated question: the newest edition of a document (this year's fares).
+        for sentence in newest_first(question.text, ranker.rank(query, passages),
+                                     passages)[:15]:
+            if sentence.text == first.text or not (
+                    names_bridge(sentence.text, bridge, missing)
+                    or _titled_by(passages[sentence.number - 1], bridge)):
                 continue
             if not any(_present(word, sentence.text) for word in missing):
                 continue
