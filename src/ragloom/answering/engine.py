@@ -160,7 +160,7 @@ class AnswerEngine:
                         reason, passages, evidence = "", wider, wider_evidence
             if reason:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
-            return procedure(question, passages, self.ranker)
+            return procedure(question, passages, self.ranker, evidence)
         if kind == "lookup" and corpus is not None and evidence:
             about, _ = on_subject(question, evidence, passages)
             # Evidence that names only some of the question's subjects is a first step

@@ -335,10 +335,12 @@ def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
     return kept
 
 
-def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRanker
-              ) -> EngineAnswer:
-    """The steps of the best-matching passage, as written."""
-    ranked = ranker.rank(question.text, sources)
+def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRanker,
+              evidence: Sequence[Sentence] | None = None) -> EngineAnswer:
+    """The steps of the best-matching passage, as written; ``evidence``, when given,
+    is the ranked evidence about the question's subject (another council's steps are
+    not the answer)."""
+    ranked = list(evidence) if evidence else ranker.rank(question.text, sources)
     if not ranked:
         return refusal("the passages hold no sentences", sources, kind="procedure")
     best = ranked[0]
