@@ -224,27 +224,31 @@ class _PerTextSlow(HashingEmbedder):
     def __init__(self, seconds: float) -> None:
         super().__init__(64)
         self.seconds = seconds
+        self.embedded = 0
 
     def embed_documents(self, texts: Sequence[str]) -> list[Embedding]:
         time.sleep(self.seconds * len(texts))
+        self.embedded += len(texts)
         return super().embed_documents(texts)
 
 
 def test_an_insert_past_its_deadline_stops_within_a_sub_batch_and_splits_no_document(
         tmp_path: Path) -> None:
-    app = make_app(tmp_path, _PerTextSlow(0.02), None, insert_deadline=0.3)
+    slow = _PerTextSlow(0.02)
+    app = make_app(tmp_path, slow, None, insert_deadline=0.3)
     # 100 documents of 3 chunks each: a batch of 64 takes 1.3 s, one of 256 takes 5 s.
     chunks = [{"content": f"Document {n // 3} fact {n % 3}.",
                "metadata": {"document_id": f"d{n // 3}"}} for n in range(300)]
     with serve(app) as url, httpx.Client(base_url=url, timeout=60,
                                          headers={"Authorization": "Bearer key-a"}) as http:
-        started = time.monotonic()
         answer = http.post("/v1/vector-io/insert", json={"vector_db_id": "kb1",
                                                          "chunks": chunks})
-        took = time.monotonic() - started
         assert answer.status_code == 504, answer.text
         assert answer.json()["error"]["code"] == "deadline_exceeded"
-        assert took < 1.2, f"the deadline of 0.3 s cut in after {took:.2f} s"
+    # Checked between whole batches, the deadline let a batch of 64 (or 256) texts be
+    # embedded first; checked between sub-batches of about 0.25 s it stops well before
+    # (a count, not a time: the test holds on a loaded machine).
+    assert 0 < slow.embedded < 64, f"{slow.embedded} texts embedded past the deadline"
     with sqlite3.connect(tmp_path / "kbs.sqlite") as conn:
         rows = conn.execute("SELECT document_id FROM chunks").fetchall()
     per_document = Counter(row[0] for row in rows)
