@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ragloom.answering.grounding import cited_numbers, is_refusal, unsupported_claims
+from ragloom.answering.verify import cited_texts
 from ragloom.errors import InvalidInputError
 from ragloom.evaluation.matching import MATCHINGS, contains_answer, hits, normalise
 
@@ -178,10 +179,9 @@ def cited_sources(answer: Any) -> list[str]:
 
 
 def _cited_passages(answer: Any) -> list[str]:
-    sources = list(getattr(answer, "sources", []))
-    numbers = list(getattr(answer, "citations", []) or []) or cited_numbers(answer.answer)
-    chosen = [sources[n - 1] for n in numbers if 1 <= n <= len(sources)] or sources
-    return [m.chunk.text for m in chosen]
+    """The passages an answer cites, as the engine's own last check reads them."""
+    return cited_texts(list(getattr(answer, "citations", []) or []), str(answer.answer),
+                       list(getattr(answer, "sources", [])))
 
 
 def is_right(question: AnswerQuestion, text: str, matching: str | None = None) -> bool:
