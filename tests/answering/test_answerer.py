@@ -5,21 +5,12 @@ from __future__ import annotations
 from ragloom.answering.answerer import NOT_FOUND, GroundedAnswerer, check_answer, clean_answer
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.testing import HashingEmbedder, ScriptedModel
-from ragloom.types import QueryMatch, TextChunk, TextDocument
+from tests.answering.helpers import matches
 
 HANDBOOK = ("Staff Handbook\nThe unpaid lunch break is 30 minutes. Staff also get two paid rest "
             "breaks of 10 minutes each. Holiday requests need two weeks' notice.")
 PRICES = ("item: Flat white; size: large; price_gbp: 3.40\n"
           "item: Espresso; size: single; price_gbp: 2.20")
-
-
-def matches(*texts: str) -> list[QueryMatch]:
-    found = []
-    for number, text in enumerate(texts):
-        document = TextDocument.create(text, source=f"doc{number + 1}.md")
-        chunk = TextChunk.create(document, text, index=0, start=0, end=len(text))
-        found.append(QueryMatch(chunk=chunk, score=1.0 - number * 0.1))
-    return found
 
 
 def answerer() -> GroundedAnswerer:

@@ -3,20 +3,14 @@ first, and a change stated inside one sentence."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from ragloom.answering.compare import _split_side
-from ragloom.answering.corpus import KnowledgeBaseCorpus
-from ragloom.answering.engine import AnswerEngine
 from ragloom.answering.grounding import unsupported_claims
 from ragloom.answering.verify import cited_texts
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.retrieval.options import SearchOptions
-from ragloom.stores.memory import InMemoryVectorStore
-from ragloom.testing import HashingEmbedder
 from ragloom.types import TextDocument
+from tests.answering.helpers import ask, knowledge_base
 
 DOCS = {
     "fitness-club.md": """# Fernside fitness club memberships
@@ -40,16 +34,7 @@ Members: 64
 
 @pytest.fixture(scope="module")
 def kb() -> VectorKnowledgeBase:
-    base = VectorKnowledgeBase(InMemoryVectorStore(), HashingEmbedder(64),
-                               search=SearchOptions(top_k=5))
-    base.ingest([TextDocument.create(text, source=name) for name, text in DOCS.items()])
-    return base
-
-
-def ask(kb: VectorKnowledgeBase, question: str) -> Any:
-    matches = list(kb.search(question, SearchOptions(top_k=5)).matches)
-    return AnswerEngine(kb.embedder).answer(question, matches, None,
-                                            corpus=KnowledgeBaseCorpus([kb]))
+    return knowledge_base(DOCS)
 
 
 def test_a_side_ending_in_a_period_compares_that_periods_column() -> None:

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from ragloom.answering.corpus import KnowledgeBaseCorpus
-from ragloom.answering.engine import AnswerEngine
 from ragloom.answering.facts import _value
 from ragloom.answering.grounding import unsupported_claims
 from ragloom.answering.question import classify
 from ragloom.answering.twostep import names_bridge
 from ragloom.answering.values import label_unit, with_label_unit
 from ragloom.knowledge_base import VectorKnowledgeBase
-from ragloom.retrieval.options import SearchOptions
-from ragloom.stores.memory import InMemoryVectorStore
-from ragloom.testing import HashingEmbedder
-from ragloom.types import TextDocument
+from tests.answering.helpers import ask, knowledge_base
 
 DOCS = {
     "northfield-bins.md": """# Northfield council bins
@@ -94,16 +87,7 @@ Charger and cable.
 
 @pytest.fixture(scope="module")
 def kb() -> VectorKnowledgeBase:
-    base = VectorKnowledgeBase(InMemoryVectorStore(), HashingEmbedder(64),
-                               search=SearchOptions(top_k=5))
-    base.ingest([TextDocument.create(text, source=name) for name, text in DOCS.items()])
-    return base
-
-
-def ask(kb: VectorKnowledgeBase, question: str) -> Any:
-    matches = list(kb.search(question, SearchOptions(top_k=5)).matches)
-    return AnswerEngine(kb.embedder).answer(question, matches, None,
-                                            corpus=KnowledgeBaseCorpus([kb]))
+    return knowledge_base(DOCS)
 
 
 def test_compared_to_with_a_comparative_is_a_comparison() -> None:

@@ -11,20 +11,12 @@ from ragloom.answering.result import EngineAnswer
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.verify import cited_texts, verified
 from ragloom.testing import HashingEmbedder
-from ragloom.types import QueryMatch, TextChunk, TextDocument
+from ragloom.types import QueryMatch
+from tests.answering.helpers import matches
 
 VENUES = "venue: Oakfield Hall; capacity: 120; hire per hour: £18.00"
 SCOUTS = "venue: Harbour Scout Hut; capacity: 35; hire per hour: £9.50"
 FEES = "A missed appointment costs £25. Cancel at least 24 hours ahead."
-
-
-def matches(*texts: str) -> list[QueryMatch]:
-    found = []
-    for number, text in enumerate(texts):
-        document = TextDocument.create(text, source=f"doc{number + 1}.md")
-        chunk = TextChunk.create(document, text, index=0, start=0, end=len(text))
-        found.append(QueryMatch(chunk=chunk, score=1.0 - number * 0.1))
-    return found
 
 
 def answer(text: str, sources: list[QueryMatch], *, kind: str = "list",
