@@ -40,7 +40,7 @@ from ragloom.registry import DEFAULT_EMBEDDER, DEFAULT_MODEL, make_model
 
 HERE = Path(__file__).resolve().parent
 QA = HERE / "qa"
-SOURCES = ("squad2", "answers72", "dev", "test")
+SOURCES = ("squad2", "answers72", "dev", "fresh", "test")
 RESULTS = HERE / "results"
 
 

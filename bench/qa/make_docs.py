@@ -131,7 +131,7 @@ def load_content(split: str) -> dict[str, tuple[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "test"), required=True)
+    parser.add_argument("--split", choices=("dev", "test", "fresh"), required=True)
     args = parser.parse_args()
     folder = HERE / args.split / "docs"
     folder.mkdir(parents=True, exist_ok=True)

@@ -159,7 +159,7 @@ def test_a_bridge_is_met_as_itself_not_inside_a_longer_name() -> None:
 
 
 def test_numbered_section_titles_are_not_the_steps_of_a_procedure() -> None:
-    from ragloom.answering.gather import _steps
+    from ragloom.answering.steps import _steps
 
     manual = ("4. Cleaning the filter\n\nRinse the filter once a week.\n\n5. Child lock\n\n"
               "To switch the child lock on, hold Start and Delay for 3 seconds. A key "
@@ -221,3 +221,16 @@ def test_a_price_column_of_four_digits_is_a_price_not_a_year() -> None:
     assert _fits_measure("£1899", ["price"])
     assert not _fits_measure("£1899", ["weight"])
     assert _fits_measure("8.1 kg", ["weight"])
+
+
+def test_prose_steps_are_the_rest_of_the_best_sentence_s_paragraph() -> None:
+    from ragloom.answering.steps import _steps
+
+    manual = ("Care and cleaning\n\nClean the drain pump filter every 2 months. Switch off "
+              "and unplug the machine.\nOpen the small flap at the front. Unscrew the filter "
+              "anticlockwise and rinse it.\n\nRun a Drum clean programme once a month.")
+    steps = _steps(manual, 1, ["clean", "filter"])
+    assert steps[0] == "Clean the drain pump filter every 2 months."
+    assert "Switch off and unplug the machine." in steps
+    assert steps[-1] == "Unscrew the filter anticlockwise and rinse it."
+    assert not any("Drum clean" in s for s in steps)  # the next paragraph is another topic

@@ -45,9 +45,9 @@ def test_the_steps_come_from_the_council_the_question_names() -> None:
 
 
 def test_procedure_reads_the_evidence_it_is_given() -> None:
-    from ragloom.answering.gather import procedure
     from ragloom.answering.question import read_question
     from ragloom.answering.sentences import SentenceRanker
+    from ragloom.answering.steps import procedure
     from ragloom.types import QueryMatch, TextChunk
 
     matches = []

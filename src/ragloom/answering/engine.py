@@ -6,8 +6,8 @@ retrieved:
 1. **understand** the question (:func:`~ragloom.answering.question.read_question`):
    its kind from its form, its subject, its key terms;
 2. **choose a strategy** by kind: lookup (:mod:`.lookup`, with a second search through
-   :mod:`.twostep` when the first fact leads to the answer), list, mentions and
-   procedure (:mod:`.gather`), comparison (:mod:`.compare`), summary (:mod:`.summary`);
+   :mod:`.twostep` when the first fact leads to the answer), list and mentions
+   (:mod:`.gather`), procedure (:mod:`.steps`), comparison (:mod:`.compare`), summary (:mod:`.summary`);
    strategies that need more than the given passages read them through the
    :class:`~ragloom.answering.corpus.Corpus`;
 3. **compose** the answer with ``[n]`` citations numbered against the sources it
@@ -31,7 +31,7 @@ from dataclasses import replace
 from ragloom.answering.compare import compare
 from ragloom.answering.corpus import Corpus
 from ragloom.answering.gate import GatePolicy, idf_of, measure, on_subject, partly_on_subject
-from ragloom.answering.gather import list_items, mentions, procedure
+from ragloom.answering.gather import list_items, mentions
 from ragloom.answering.lookup import lookup
 from ragloom.answering.periods import newest_first
 from ragloom.answering.prompting import ModelCall, PromptBuilder
@@ -40,6 +40,7 @@ from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.similar import WordSimilarity, word_similarity_for
+from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
 from ragloom.answering.twostep import needs_second_step, second_step
 from ragloom.answering.verify import verified

@@ -1,11 +1,11 @@
-"""Answers made of several cited items: lists, every mention, the steps of a procedure.
+"""Answers made of several cited items: lists and every mention.
 
 * **list**: the sentences, rows and bullets across the knowledge base (not only the
   top passages) that hold what the question asks about, de-duplicated, each cited;
 * **mentions**: every passage naming the thing asked for, with where it is (file,
-  page, row);
-* **procedure**: the numbered or bulleted steps of the passage that best matches,
-  as written, or the sentences that follow its best sentence.
+  page, row).
+
+Procedures are in :mod:`.steps`.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ from ragloom.answering.sentences import (
     is_heading,
     split_sentences,
 )
+from ragloom.answering.steps import STEP
 from ragloom.answering.values import cells, holds, labelled
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
 #: Passages searched for a list or for mentions.
 WIDE_TOP_K = 30
-_STEP = re.compile(r"^\s*(?:step\s*)?(\d{1,2})[.):]\s+|^\s*[-*\u2022]\s+", re.I)
+_STEP = STEP  # a numbered or bulleted line
 
 
 def merge_sources(sources: list[QueryMatch], extra: Sequence[QueryMatch]) -> list[QueryMatch]:
@@ -307,50 +308,3 @@ def mentions(question: Question, sources: list[QueryMatch], corpus: Corpus | Non
         answer=f"Passages that mention {target}:\n" + "\n".join(lines),
         sources=merged, kind="mentions", strategy="mentions", quote=hits[0][1],
         citations=sorted(index[m.chunk.id] for m, _ in hits), origin="extract", points=points)
-
-
-def _section_headings(lines: Sequence[str]) -> bool:
-    """Whether a passage's numbered lines are the titles of its sections ("5. Child
-    lock" over a paragraph), not steps: each is a heading and prose comes between."""
-    marked = [i for i, line in enumerate(lines) if _STEP.match(line)]
-    if not all(is_heading(_STEP.sub("", lines[i]).strip()) for i in marked):
-        return False
-    return any(not _STEP.match(line) for line in lines[marked[0]: marked[-1] + 1])
-
-
-def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
-    """The steps as written: numbered or bulleted lines keep their own markers (unless
-    they are section titles); in prose, the best sentence and those after it that stay
-    on the question's words."""
-    lines = [line.strip() for line in passage.splitlines() if line.strip()]
-    steps = [line for line in lines if _STEP.match(line)]
-    if len(steps) >= 2 and not _section_headings(lines):
-        return [re.sub(r"^\s*[-*\u2022]\s+", "", line).strip() for line in steps]
-    sentences = [s for s in split_sentences(passage)[start: start + 6] if not is_heading(s)]
-    kept = sentences[:1]
-    for sentence in sentences[1:]:
-        if terms and not any(_holds(sentence, [t]) for t in terms):
-            break
-        kept.append(sentence)
-    return kept
-
-
-def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRanker,
-              evidence: Sequence[Sentence] | None = None) -> EngineAnswer:
-    """The steps of the best-matching passage, as written; ``evidence``, when given,
-    is the ranked evidence about the question's subject (another council's steps are
-    not the answer)."""
-    ranked = list(evidence) if evidence else ranker.rank(question.text, sources)
-    if not ranked:
-        return refusal("the passages hold no sentences", sources, kind="procedure")
-    best = ranked[0]
-    steps = _steps(sources[best.number - 1].chunk.text, best.position, question.terms)
-    if not steps:
-        steps = [best.text]
-    lines = [step if re.match(r"^\s*(?:step\s*)?\d{1,2}[.):]\s", step, re.I) else f"- {step}"
-             for step in steps]
-    return EngineAnswer(
-        answer="\n".join(lines) + f" [{best.number}]", sources=sources, kind="procedure",
-        strategy="procedure", quote=best.text, citations=[best.number], origin="extract",
-        points=[{"text": s, "citation": best.number} for s in steps], evidence=ranked)
-
