@@ -234,3 +234,19 @@ def test_prose_steps_are_the_rest_of_the_best_sentence_s_paragraph() -> None:
     assert "Switch off and unplug the machine." in steps
     assert steps[-1] == "Unscrew the filter anticlockwise and rinse it."
     assert not any("Drum clean" in s for s in steps)  # the next paragraph is another topic
+
+
+def test_a_passage_starting_inside_a_table_reads_its_rows_with_the_header() -> None:
+    from ragloom.answering.sentences import split_sentences
+    from ragloom.answering.tables import with_table_header
+    from ragloom.types import QueryMatch, TextChunk
+
+    chunk = TextChunk(id="c2", document_id="d", index=1, start=90, end=140,
+                      text="Wheal Rose | 8 | 4\nChapel Loft | 2 | 1",
+                      metadata={"source": "cottages.html",
+                                "table_header": "Cottage | Sleeps | Bedrooms"})
+    match = with_table_header(QueryMatch(chunk=chunk, score=0.5))
+    assert "Cottage: Wheal Rose; Sleeps: 8; Bedrooms: 4" in split_sentences(match.chunk.text)
+    plain = QueryMatch(chunk=TextChunk(id="c3", document_id="d", index=2, start=0, end=5,
+                                       text="Hello", metadata={}), score=0.5)
+    assert with_table_header(plain) is plain

@@ -129,3 +129,27 @@ def test_prepend_title_before_embedding() -> None:
     untitled = doc("No title here.")
     assert PrependTitle().transform(SentenceSplitter().split(untitled), untitled)[0].text == (
         "No title here.")
+
+
+def test_a_table_split_between_chunks_keeps_its_header_with_every_part() -> None:
+    rows = "\n".join(f"Cottage {n} | {n + 1} | £{100 * n}" for n in range(40))
+    text = "Our cottages\n\nCottage | Sleeps | Price\n" + rows + "\n\nBook early."
+    chunks = RecursiveSplitter(chunk_size=200, chunk_overlap=0).split(doc(text))
+    inside = [c for c in chunks if c.text.startswith("Cottage ") and "Sleeps" not in c.text]
+    assert len(inside) >= 2  # the table was split
+    assert all(c.metadata["table_header"] == "Cottage | Sleeps | Price" for c in inside)
+    assert all(c.text == text[c.start:c.end] for c in chunks)  # offsets still hold
+    first = next(c for c in chunks if "Cottage | Sleeps | Price" in c.text)
+    assert "table_header" not in first.metadata  # it holds its own header
+    assert all("table_header" not in c.metadata for c in chunks
+               if not c.text.startswith("Cottage "))  # prose has none
+
+
+def test_a_markdown_table_header_skips_its_separator_line() -> None:
+    from ragloom.chunking.base import table_header
+
+    text = "| Area | Day |\n|---|---|\n| Harbourside | Thursday |\n| Castle | Monday |"
+    assert table_header(text, text.index("| Castle")) == "| Area | Day |"
+    assert table_header(text, 0) is None
+    prose = "A line of prose.\nAnother line."
+    assert table_header(prose, prose.index("Another")) is None

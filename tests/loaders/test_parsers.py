@@ -166,3 +166,16 @@ def test_markdown_title_from_front_matter() -> None:
     parsed = parse_bytes(b"---\ntitle: 'Front'\n---\n# Header\n", "a.md")[0]
     assert parsed.metadata["title"] == "Front"
     assert parsed.text == "---\ntitle: 'Front'\n---\n# Header\n"
+
+
+@pytest.mark.parametrize("use_soup", [False, True])
+def test_a_line_break_inside_a_table_cell_keeps_the_cell_on_its_row(use_soup: bool) -> None:
+    page = ("<table><tr><th>Cottage</th><th>Low season<br>3 Jan - 27 Mar</th>"
+            "<th><p>Peak</p><p>18 Jul - 28 Aug</p></th></tr>"
+            "<tr><td>Gull Cottage</td><td>£495</td><td>£1,340</td></tr></table>"
+            "<p>After the table.<br>Next line.</p>")
+    text, _ = html_to_text(page, use_soup=use_soup)
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines[0] == "Cottage | Low season 3 Jan - 27 Mar | Peak 18 Jul - 28 Aug"
+    assert lines[1] == "Gull Cottage | £495 | £1,340"
+    assert lines[2:] == ["After the table.", "Next line."]  # outside a cell a break is a line

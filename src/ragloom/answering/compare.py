@@ -92,6 +92,32 @@ def _split_side(side: str) -> tuple[str, list[str]]:
     return side, []
 
 
+_PREPOSITION = re.compile(r"\s(?:in|at|for|from|on)\s", re.I)
+
+
+def _parallel(question: str, sides: tuple[str, str]) -> tuple[tuple[str, str], list[str]]:
+    """The two sides made alike, and the words they share that say what is compared:
+
+    * "does wheal rose cost … than …": after "does", the side's last word is the
+      verb that says what is compared ("cost"), not part of its name;
+    * "… than chapel loft in high season": when the first side has no place or time
+      of its own, a trailing "in …" of the second side qualifies both ("high season"
+      is the column, "chapel loft" the side).
+    """
+    first, second = sides
+    shared: list[str] = []
+    if not _PREPOSITION.search(f" {first} ") and not any(ch.isdigit() for ch in first):
+        tokens = first.split()
+        if len(tokens) >= 2 and re.search(rf"\b(?:does|do|did)\s+(?:the\s+)?"
+                                          rf"{re.escape(first)}", question, re.I):
+            first, shared = " ".join(tokens[:-1]), [tokens[-1].lower()]
+        place = _PLACE.match(_LEAD.sub("", second))
+        if place and not any(ch.isdigit() for ch in place.group(2)):
+            second = place.group(1).strip()
+            shared += _words(place.group(2))
+    return (first, second), shared
+
+
 def sides_of(question: str) -> tuple[str, str] | None:
     """The two things a comparison is between, from its form."""
     for pattern in (_BETWEEN, _COMPARED, _THAN):
@@ -161,10 +187,12 @@ def _comparative(question: str) -> str | None:
 def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMatch],
                corpus: Corpus | None, ranker: SentenceRanker, *,
                later_second: bool = False) -> EngineAnswer:
+    sides, shared = _parallel(question.text, sides)
     split = [_split_side(s) for s in sides]
     names = [name for name, _ in split]
     attribute, lower_wins = _attribute(question, names)
-    attribute = list(dict.fromkeys([w for _, rest in split for w in rest] + attribute))
+    attribute = list(dict.fromkeys(shared + [w for _, rest in split for w in rest]
+                                   + attribute))
     attribute = [w for w in attribute if _PERIODIC.get(w) not in attribute]
     required = _own(question, list(sides))
     first = fact_for(names[0], attribute, corpus, sources, ranker, other=names[1],

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ragloom.answering.tables import with_table_header
 from ragloom.filters import MetadataFilters, parse_filters
 from ragloom.retrieval.options import SearchMode, SearchOptions
 from ragloom.types import QueryMatch
@@ -55,7 +56,7 @@ class KnowledgeBaseCorpus:
             options = SearchOptions(mode=mode, top_k=top_k, filters=self.filters)
             found.extend(base.search(query, options).matches)
         found.sort(key=lambda m: -m.score)
-        return found[:top_k]
+        return [with_table_header(match) for match in found[:top_k]]
 
     def document(self, source: str) -> list[QueryMatch]:
         for base in self.knowledge_bases:
@@ -63,5 +64,6 @@ class KnowledgeBaseCorpus:
                                     filters=_scoped(self.filters, source))
             matches = list(base.search(source, options).matches)
             if matches:
-                return sorted(matches, key=lambda m: (m.chunk.index, m.chunk.start))
+                ordered = sorted(matches, key=lambda m: (m.chunk.index, m.chunk.start))
+                return [with_table_header(match) for match in ordered]
         return []

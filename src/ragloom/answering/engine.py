@@ -7,9 +7,9 @@ retrieved:
    its kind from its form, its subject, its key terms;
 2. **choose a strategy** by kind: lookup (:mod:`.lookup`, with a second search through
    :mod:`.twostep` when the first fact leads to the answer), list and mentions
-   (:mod:`.gather`), procedure (:mod:`.steps`), comparison (:mod:`.compare`), summary (:mod:`.summary`);
-   strategies that need more than the given passages read them through the
-   :class:`~ragloom.answering.corpus.Corpus`;
+   (:mod:`.gather`), procedure (:mod:`.steps`), comparison (:mod:`.compare`),
+   summary (:mod:`.summary`); strategies that need more than the given passages
+   read them through the :class:`~ragloom.answering.corpus.Corpus`;
 3. **compose** the answer with ``[n]`` citations numbered against the sources it
    returns, and the supporting quote;
 4. **verify** by the grounding mode (strict, check, off): every answer, whatever
@@ -42,6 +42,7 @@ from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.similar import WordSimilarity, word_similarity_for
 from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
+from ragloom.answering.tables import with_table_header
 from ragloom.answering.twostep import needs_second_step, second_step
 from ragloom.answering.verify import verified
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
@@ -109,7 +110,7 @@ class AnswerEngine:
                settings: GenerationSettings | None = None) -> EngineAnswer:
         """The answer to ``question`` from ``sources`` (and ``corpus`` when given)."""
         settings = settings or self.settings
-        passages = list(sources)
+        passages = [with_table_header(match) for match in sources]
         understood = read_question(question, settings.kind)  # type: ignore[arg-type]
         with span("answer", **{"gen_ai.operation.name": "answer",
                                "ragloom.question.kind": understood.kind}):

@@ -9,14 +9,19 @@ sentence, ``Area: Thornbury; Day: Wednesday``, and a JSON record becomes
 ``model: Trailhawk 29; price_gbp: 1249; ...``. Two-column tables whose first row
 already holds values (a specification table: ``Weight | 1.29 kg``) become
 ``Weight: 1.29 kg``. The header row itself is never a sentence of its own: a row
-lookup never returns the header.
+lookup never returns the header. A passage that starts inside a table split
+between chunks gets that table's header back (:func:`with_table_header`, from the
+chunk's ``table_header`` metadata).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
+
+from ragloom.types import QueryMatch
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _JSON_PAIR = re.compile(r'"([^"]{1,60})"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)')
@@ -118,3 +123,14 @@ def with_records(text: str) -> str:
             out.append(line)
     flush()
     return "\n".join(out)
+
+
+def with_table_header(match: QueryMatch) -> QueryMatch:
+    """``match`` with its table's header line before its text, when its chunk starts
+    inside a table whose header is in an earlier chunk (``table_header`` metadata):
+    the rows then read with their column names ("Bedrooms: 4", not "4")."""
+    header = match.chunk.metadata.get("table_header")
+    text = match.chunk.text
+    if not isinstance(header, str) or not header.strip() or text.startswith(header):
+        return match
+    return replace(match, chunk=replace(match.chunk, text=f"{header}\n{text}"))

@@ -49,20 +49,26 @@ def _present(words: Sequence[str], text: str) -> bool:
     return bool(words) and holds(text, words)
 
 
-def _names_any(text: str, words: Sequence[str]) -> bool:
+def _named(text: str, words: Sequence[str]) -> int:
+    """How many of ``words`` ``text`` names."""
     held = set(content_words(text.replace("_", " ")))
     stems = {porter_stem(w) for w in held}
-    return any(term_present(w, held, stems) for w in words)
+    return sum(1 for w in words if term_present(w, held, stems))
+
+
+def _names_any(text: str, words: Sequence[str]) -> bool:
+    return _named(text, words) > 0
 
 
 def labelled(sentence: str, words: Sequence[str]) -> str:
-    """The value of the cell whose label holds ``words`` (any one of them); in a row
-    whose first cell names the attribute (``Feature: Weight; Value: 1.1 kg``), the
-    next cell's value."""
+    """The value of the cell whose label holds the most of ``words`` (the first of
+    those, at least one: "high season" is the "High season" column, not the first
+    column naming a season); in a row whose first cell names the attribute
+    (``Feature: Weight; Value: 1.1 kg``), the next cell's value."""
     pairs = cells(sentence)
-    for label, value in pairs:
-        if _names_any(label, words):
-            return value
+    counts = [_named(label, words) for label, _ in pairs]
+    if counts and max(counts) > 0:
+        return pairs[counts.index(max(counts))][1]
     if len(pairs) >= 2 and _names_any(pairs[0][1], words):
         return pairs[1][1]
     return ""

@@ -47,6 +47,37 @@ def page_at(page_starts: Sequence[int] | None, offset: int) -> int | None:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+#: Longest table header line kept in a chunk's metadata.
+MAX_TABLE_HEADER = 600
+
+
+def _is_table_row(line: str) -> bool:
+    """A line of a pipe table ("a | b | c"), as the loaders write tables."""
+    cells = line.strip().strip("|").split("|")
+    return len(cells) >= 2 and any(cell.strip() for cell in cells)
+
+
+def table_header(text: str, start: int) -> str | None:
+    """The first row of the pipe table a chunk starting at ``start`` begins inside of,
+    when that row lies before ``start``: a table split between chunks keeps its column
+    names with every part (``metadata["table_header"]``). None otherwise."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    if not _is_table_row(text[line_start: line_end if line_end >= 0 else len(text)]):
+        return None
+    header: str | None = None
+    end = line_start - 1  # the newline before the chunk's first line
+    while end > 0:
+        begin = text.rfind("\n", 0, end) + 1
+        line = text[begin:end]
+        if not _is_table_row(line):
+            break
+        header, end = line, begin - 1
+    if header is None or len(header) > MAX_TABLE_HEADER:
+        return None
+    return header.strip()
+
+
 def build_chunks(
     document: TextDocument,
     spans: Iterable[Span],
@@ -54,7 +85,8 @@ def build_chunks(
 ) -> list[TextChunk]:
     """Chunks for the given spans, stripped of surrounding whitespace; empty ones dropped.
 
-    ``extra`` holds per-span metadata (same length as ``spans``) when given.
+    ``extra`` holds per-span metadata (same length as ``spans``) when given. A chunk
+    that starts inside a table gets the table's first row as ``table_header``.
     """
     text = document.text
     starts = page_starts_of(document)
@@ -68,6 +100,9 @@ def build_chunks(
         if start >= end:
             continue
         metadata = dict(extra[position]) if extra is not None else None
+        header = table_header(text, start)
+        if header is not None:
+            metadata = {**(metadata or {}), "table_header": header}
         chunk = TextChunk.create(document, text[start:end], index=len(chunks), start=start,
                                  end=end, page=page_at(starts, start), metadata=metadata)
         chunks.append(chunk)

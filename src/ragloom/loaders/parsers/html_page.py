@@ -35,12 +35,21 @@ class _Renderer(HTMLParser):
         self._pre = 0
         self._in_title = False
         self._first_cell = True
+        self._cell = 0  # inside a table cell: line breaks are spaces
 
     def _emit(self, text: str) -> None:
         self.parts["all"].append(text)
         for name, depth in self._open.items():
             if depth:
                 self.parts[name].append(text)
+
+    def _spaced(self) -> bool:
+        parts = self.parts["all"]
+        return bool(parts) and parts[-1][-1:].isspace()
+
+    def _space(self) -> None:
+        if not self._spaced():
+            self._emit(" ")
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -54,13 +63,17 @@ class _Renderer(HTMLParser):
             self._pre += 1
         if tag == "tr":
             self._first_cell = True
-        if tag in _PARAGRAPH:
+        if self._cell and tag not in _CELL and tag not in {"tr", "table"} and \
+                (tag in _PARAGRAPH or tag in _LINE):
+            self._space()  # "<th>Low season<br>3 Jan - 27 Mar</th>" is one cell
+        elif tag in _PARAGRAPH:
             self._emit("\n\n")
         elif tag in _LINE:
             self._emit("\n")
         elif tag in _CELL:
-            self._emit("" if self._first_cell else " | ")
+            self._emit("" if self._first_cell else "| " if self._spaced() else " | ")
             self._first_cell = False
+            self._cell += 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in SKIPPED:
@@ -78,8 +91,15 @@ class _Renderer(HTMLParser):
             self._open[tag] = max(0, self._open[tag] - 1)
         if tag == "pre":
             self._pre = max(0, self._pre - 1)
+        if tag in _CELL:
+            self._cell = max(0, self._cell - 1)
+        elif tag in {"tr", "table"}:
+            self._cell = 0  # a cell left open ends with its row
         if tag in _PARAGRAPH:
-            self._emit("\n\n")
+            if self._cell and tag != "table":
+                self._space()
+            else:
+                self._emit("\n\n")
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
