@@ -17,7 +17,8 @@ from ragloom.loaders.files import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 QA = REPO / "bench" / "qa"
-SOURCES = {"squad2": "dev", "answers72": "dev", "dev": "dev", "test": "test"}
+SOURCES = {"squad2": "dev", "answers72": "dev", "dev": "dev", "fresh": "dev", "test": "test"}
+NEW_DEV = ("dev", "fresh")  # the new documents of the dev split (batch d is in fresh/)
 FORMATS = {".html", ".pdf", ".docx", ".xlsx", ".pptx", ".csv", ".json", ".md", ".txt"}
 
 
@@ -56,23 +57,24 @@ def test_ids_are_unique_and_the_set_is_large_enough() -> None:
 
 
 def test_new_splits_have_every_kind_distractors_and_a_third_in_test() -> None:
-    dev = load_questions(QA / "dev" / "questions.jsonl")
+    dev = [q for name in NEW_DEV for q in load_questions(QA / name / "questions.jsonl")]
     test = load_questions(QA / "test" / "questions.jsonl")
-    for questions in (dev, test):
+    for questions, names in ((dev, NEW_DEV), (test, ("test",))):
         kinds = Counter(q.kind for q in questions)
         assert set(kinds) == set(KINDS)
         assert 0.15 <= kinds["unanswerable"] / len(questions) <= 0.3
         assert sum(q.kind == "two-step" and len(q.sources) >= 2 for q in questions) >= 3
-        near = [r for r in raw_rows(questions[0].split) if r.get("near")]
+        near = [r for name in names for r in raw_rows(name) if r.get("near")]
         assert len(near) >= 10
     assert len(test) * 3 >= len(dev) + len(test) and len(dev) + len(test) >= 200
-    dev_docs, test_docs = (list((QA / s / "docs").iterdir()) for s in ("dev", "test"))
+    dev_docs = [p for name in NEW_DEV for p in (QA / name / "docs").iterdir()]
+    test_docs = list((QA / "test" / "docs").iterdir())
     assert len(test_docs) * 3 >= len(dev_docs) + len(test_docs) >= 30
     for docs in (dev_docs, test_docs):
         assert {p.suffix for p in docs} == FORMATS
 
 
-@pytest.mark.parametrize("split", ["dev", "test"])
+@pytest.mark.parametrize("split", ["dev", "fresh", "test"])
 def test_every_new_document_parses(split: str) -> None:
     for path in sorted((QA / split / "docs").iterdir()):
         results = load_file(path)

@@ -43,7 +43,7 @@ from ragloom.answering.similar import WordSimilarity, word_similarity_for
 from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
 from ragloom.answering.tables import with_table_header
-from ragloom.answering.twostep import needs_second_step, second_step
+from ragloom.answering.twostep import needs_second_step, second_step, through_clause
 from ragloom.answering.verify import verified
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
 from ragloom.tracing import span
@@ -164,6 +164,9 @@ class AnswerEngine:
                 return refusal(reason, passages, kind=kind, evidence=evidence)
             return procedure(question, passages, self.ranker, evidence)
         if kind == "lookup" and corpus is not None and evidence:
+            chained = through_clause(question, passages, corpus, self.ranker)
+            if chained is not None:
+                return chained
             about, _ = on_subject(question, evidence, passages)
             # Evidence that names only some of the question's subjects is a first step
             # whatever values it holds: the rest of the question is in another file.

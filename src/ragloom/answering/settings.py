@@ -47,8 +47,9 @@ class GenerationSettings:
     grounding: Grounding = "strict"
     #: The kind of question when the caller knows it (skips classification).
     kind: str | None = None
-    #: Points a summary gives at most.
-    summary_points: int = 5
+    #: Points a summary gives at most (one per section of the document and one more,
+    #: at least 5 when it has them).
+    summary_points: int = 10
     #: Items a list gathers at most.
     list_items: int = 12
     extra: dict[str, Any] = field(default_factory=dict)

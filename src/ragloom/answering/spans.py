@@ -131,7 +131,18 @@ def table_value(question: str, sentence: str) -> str:
              and not _stems(value) <= asked and _cell_fits(kind, value)]
     if len(named) == 1:
         return named[0][1]
+    if kind == "money" and not named:
+        # "how much is a bag": the row's one price column ("price_gbp: 7.99"), not a
+        # figure in its notes ("offer: 3 for £20").
+        priced = [value for label, value in cells if _PRICE_LABEL.search(label)
+                  and _cell_fits(kind, value)]
+        if len(priced) == 1:
+            return priced[0]
     return ""
+
+
+_PRICE_LABEL = re.compile(r"(?<![a-z])(?:price|cost|fee|charge|rate|gbp|usd|eur)(?![a-z])|"
+                          r"[\u00a3$\u20ac]", re.I)
 
 
 _OTHER_UNIT = re.compile(r"\s?(%|percent|per cent|[a-z]+)", re.I)

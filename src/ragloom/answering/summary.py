@@ -4,9 +4,12 @@ The document is the one the question names (its file name or title sharing the
 question's words) or else the source of the best passage. All of its chunks are read
 in order; each sentence is scored by how central it is (cosine to the document's mean
 embedding), where it stands (the first sentence of a section says what it is about)
-and whether it carries content (headings and questions are never points). The best
-few, one per section first, are given in document order, each cited. Long documents
-are bounded: at most ``MAX_SENTENCES`` sentences are embedded.
+and whether it carries content (headings and questions are never points; table rows
+score lower than prose). The best few, one per section first, are given in document
+order, each cited: one point per section and one more, at least ``MIN_POINTS``. When
+the question names a part of the document ("summarise the uniform policy" of a
+school's handbook), the sections headed by it are summarised. Long documents are
+bounded: at most ``MAX_SENTENCES`` sentences are embedded.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class _Candidate:
     section: int
     first_in_section: bool
     order: int
+    row: bool = False  # a table row: a point only where prose does not say more
 
 
 def _stems(text: str) -> set[str]:
@@ -78,7 +82,10 @@ def pick_document(question: Question, matches: Sequence[QueryMatch]) -> str:
     return max(scores, key=lambda source: scores[source])
 
 
-def _candidates(chunks: Sequence[QueryMatch]) -> list[_Candidate]:
+def _candidates(chunks: Sequence[QueryMatch],
+                headings: dict[int, str] | None = None) -> list[_Candidate]:
+    """The sentences that may be points, with their sections; ``headings`` gets each
+    section's heading."""
     found: list[_Candidate] = []
     section = 0
     fresh = True
@@ -88,15 +95,18 @@ def _candidates(chunks: Sequence[QueryMatch]) -> list[_Candidate]:
             if is_heading(text):
                 section += 1
                 fresh = True
+                if headings is not None:
+                    headings[section] = text
                 continue
             key = " ".join(text.lower().split())
             if key in seen or text.rstrip().endswith("?") or len(content_words(text)) < 3:
                 continue
-            if cells(text) or (not _ENDS.search(text) and len(text.split()) < 10):
-                continue  # a table row or a label is not a point
+            row = bool(cells(text))
+            if not row and not _ENDS.search(text) and len(text.split()) < 10:
+                continue  # a label is not a point
             seen.add(key)
-            found.append(_Candidate(text, match, section, fresh, len(found)))
-            fresh = False
+            found.append(_Candidate(text, match, section, fresh and not row, len(found), row))
+            fresh = fresh and row
             if len(found) >= MAX_SENTENCES:
                 return found
     return found
@@ -118,6 +128,34 @@ def _centrality(texts: list[str], embedder: EmbeddingProvider | None) -> list[fl
     return [float(x) for x in matrix @ centre]
 
 
+#: A summary gives at least this many points (when the document has them), and one
+#: more than its number of sections up to the caller's limit.
+MIN_POINTS = 5
+#: A table row scores this much below a sentence of prose: a section made of a table
+#: ("Item: Sweatshirt; Details: bottle green") gives a row, prose comes first elsewhere.
+ROW_PENALTY = 0.15
+# Words that ask for a summary, not what it is about.
+_ASKING = frozenset({"summar", "main", "point", "key", "overview", "document", "tell", "say",
+                     "doc", "file", "give", "list", "brief", "short", "happen", "what"})
+
+
+def _on_topic(question: Question, candidates: list[_Candidate], headings: dict[int, str],
+              chunks: Sequence[QueryMatch]) -> list[_Candidate]:
+    """The candidates of the sections whose headings name what the question asks about
+    beyond the document itself ("summarise the uniform policy" of a school's
+    handbook: its "Uniform" section); all of them when no heading does."""
+    named: set[str] = set()
+    for match in chunks[:1]:
+        named |= _stems(PurePath(match.chunk.source).stem.replace("-", " ").replace("_", " "))
+        named |= _stems(str(match.chunk.metadata.get("title", "") or ""))
+    topic = {w for w in _stems(question.focus) - named if w not in _ASKING}
+    if not topic:
+        return candidates
+    sections = {n for n, heading in headings.items() if _stems(heading) & topic}
+    kept = [c for c in candidates if c.section in sections]
+    return kept if len(kept) >= 2 else candidates
+
+
 def summarise(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
               embedder: EmbeddingProvider | None, *, points: int) -> EngineAnswer:
     """The main points of the document the question is about, each cited."""
@@ -128,17 +166,23 @@ def summarise(question: Question, sources: list[QueryMatch], corpus: Corpus | No
     if not chunks:
         chunks = sorted([m for m in sources if m.chunk.source == source] or sources,
                         key=lambda m: m.chunk.index)
-    candidates = _candidates(chunks)
+    headings: dict[int, str] = {}
+    candidates = _candidates(chunks, headings)
     if not candidates:
         return refusal("the document holds no sentences to summarise", sources,
                        kind="summary")
+    candidates = _on_topic(question, candidates, headings, chunks)
+    # One point per section and one more, at least MIN_POINTS, at most ``points``.
+    sections_held = len({c.section for c in candidates})
+    points = min(points, max(MIN_POINTS, sections_held + 1))
     central = _centrality([c.text for c in candidates], embedder)
     total = len(candidates)
 
     def score(item: tuple[_Candidate, float]) -> float:
         candidate, centrality = item
         position = 1.0 - candidate.order / max(total, 1)
-        return centrality + 0.15 * position + (0.2 if candidate.first_in_section else 0.0)
+        return (centrality + 0.15 * position + (0.2 if candidate.first_in_section else 0.0)
+                - (ROW_PENALTY if candidate.row else 0.0))
 
     ranked = sorted(zip(candidates, central, strict=True), key=score, reverse=True)
     chosen: list[_Candidate] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from ragloom.answering.corpus import Corpus
 from ragloom.answering.gate import term_present
@@ -29,6 +30,8 @@ from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
 MAX_BRIDGES = 3
+#: First-step sentences tried for a question with a relative clause.
+MAX_FIRST_STEPS = 2
 _PLACE_LABELS = ("area", "ward", "district", "zone", "region", "location", "street",
                  "address", "town", "village", "neighbourhood", "neighborhood", "city")
 _NAME = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
@@ -64,6 +67,13 @@ def _present_in(word: str, asked: Sequence[str]) -> bool:
     return any(porter_stem(a) == stem for a in asked)
 
 
+def _phrases(words: Sequence[str], sentence: str) -> int:
+    """How many pairs of consecutive ``words`` the sentence writes side by side."""
+    lowered = sentence.lower()
+    return sum(1 for a, b in pairwise(words)
+               if re.search(rf"\b{re.escape(a)}\w*\W+{re.escape(b)}", lowered))
+
+
 def missing_words(question: Question, sentence: str) -> list[str]:
     """The question's key terms the sentence lacks."""
     return [t for t in question.terms if not _present(t, sentence)]
@@ -91,14 +101,23 @@ def bridges(question: Question, sentence: str) -> list[str]:
     return list(dict.fromkeys(ordered))[:MAX_BRIDGES]
 
 
-def _titled_by(match: QueryMatch, bridge: str) -> bool:
-    """Whether a passage's document is named after the bridge's model code ("a Calder
-    WD814" -> the WD814 manual, whose rows do not repeat the code)."""
+def _titled_by(match: QueryMatch, bridge: str, first: QueryMatch | None = None) -> bool:
+    """Whether a passage's document is named after the bridge: its model code ("a
+    Calder WD814" -> the WD814 manual, whose rows do not repeat the code), or every
+    word of a name."""
     codes = [w for w in re.findall(r"[a-z0-9-]+", bridge.lower())
              if len(w) >= 3 and re.search(r"[a-z]", w) and re.search(r"\d", w)]
     names = document_names(match).lower()
-    return bool(codes) and all(re.search(rf"(?<![a-z0-9]){re.escape(c)}(?![a-z0-9])", names)
-                               for c in codes)
+    if not codes:
+        # A place or maker another document is named after ("Fernmouth Leisure Pool"
+        # -> fernmouth-leisure-pool.xlsx, whose price rows do not repeat the name); the
+        # first step's own document is not a second step.
+        if first is None or match.chunk.source == first.chunk.source:
+            return False
+        words = content_words(bridge)
+        held = set(content_words(re.sub(r"[-_.]+", " ", names)))
+        return bool(words) and bridge[:1].isupper() and all(w in held for w in words)
+    return all(re.search(rf"(?<![a-z0-9]){re.escape(c)}(?![a-z0-9])", names) for c in codes)
 
 
 def needs_second_step(question: Question, best: Sentence) -> bool:
@@ -109,26 +128,41 @@ def needs_second_step(question: Question, best: Sentence) -> bool:
 
 
 def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
-                corpus: Corpus | None, ranker: SentenceRanker) -> EngineAnswer | None:
-    """The answer through a bridge of ``first``, or None when no bridge leads to one."""
+                corpus: Corpus | None, ranker: SentenceRanker,
+                asked: Sequence[str] | None = None) -> EngineAnswer | None:
+    """The answer through a bridge of ``first``, or None when no bridge leads to one.
+
+    ``asked``: the words of what is asked of the bridge, when the question says more
+    than that (its relative clause led to ``first``); by default the question's words
+    ``first`` lacks."""
     if corpus is None:
         return None
     missing = missing_words(question, first.text)
+    needed = missing
+    if asked is not None:
+        missing = [w for w in asked if not _present(w, first.text)]
+        needed = list(asked)
+    origin = sources[first.number - 1] if 0 < first.number <= len(sources) else None
     for bridge in bridges(question, first.text):
-        query = " ".join([*missing, bridge])
+        query = " ".join([*(missing or needed), bridge])
         passages = merge_sources(list(corpus.search(query, top_k=8)), [])
         # An undated question: the newest edition of a document (this year's fares).
-        for sentence in newest_first(question.text, ranker.rank(query, passages),
-                                     passages)[:15]:
+        found: list[tuple[int, int, int, Sentence, str]] = []
+        for rank, sentence in enumerate(newest_first(question.text, ranker.rank(query, passages),
+                                                     passages)[:15]):
             if sentence.text == first.text or not (
                     names_bridge(sentence.text, bridge, missing)
-                    or _titled_by(passages[sentence.number - 1], bridge)):
+                    or _titled_by(passages[sentence.number - 1], bridge, origin)):
                 continue
-            if not any(_present(word, sentence.text) for word in missing):
-                continue
-            span = answer_span(question.text, sentence.text)
-            if not span:
-                continue
+            held = sum(1 for word in needed if _present(word, sentence.text))
+            span = answer_span(question.text, sentence.text) if held else ""
+            if span:
+                found.append((-held, -_phrases(needed, sentence.text), rank, sentence, span))
+        if found:
+            # The sentence holding the most of what is asked, then the most of its
+            # phrases ("junior swim" over "family swim ... juniors"), the better ranked
+            # on ties.
+            _, _, _, sentence, span = min(found, key=lambda item: item[:3])
             second_match = passages[sentence.number - 1]
             merged = merge_sources(sources, [second_match])
             index = {m.chunk.id: n for n, m in enumerate(merged, start=1)}
@@ -140,4 +174,53 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
                 quote=sentence.text, citations=sorted({one, two}), origin="extract",
                 points=[{"text": first.text, "citation": one},
                         {"text": sentence.text, "citation": two, "bridge": bridge}])
+    return None
+
+
+# "the pool where st brannocks year 4 have lessons", "the shop that sells it"
+_RELATIVE = re.compile(r"\b(?:the|a|an|its|their)\s+(?P<head>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)"
+                       r"\s+(?:where|that|which|who)\s+(?P<clause>\S.*?)\s*\??$", re.I)
+# "the compost the allotment society recommends", "the lavenders the trust planted in …"
+_REDUCED = re.compile(r"\bthe\s+(?P<head>[a-z][\w'-]*)\s+(?P<clause>(?:the|our|my|your|its)\s+"
+                      r"(?:[a-z][\w'-]*\s+){0,3}[a-z][\w'-]*(?:ed|es|s)\b.*?)\s*\??$", re.I)
+
+
+def relative_clause(question: str) -> tuple[str, str] | None:
+    """``(head, clause)`` when the question names its subject by a relative clause at
+    its end ("… at the pool where st brannocks year 4 have lessons": the pool is found
+    from the clause first); None otherwise."""
+    for pattern in (_RELATIVE, _REDUCED):
+        found = pattern.search(question)
+        if found and content_words(found.group("clause")):
+            return found.group("head").strip(), found.group("clause").strip()
+    return None
+
+
+def through_clause(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
+                   ranker: SentenceRanker) -> EngineAnswer | None:
+    """A question whose subject is named by a relative clause: the clause is searched
+    first ("the pool where … have lessons" -> "Year 4 have swimming lessons at
+    Fernmouth Leisure Pool"), its sentence about the head is the first step, and its
+    names are the bridges of :func:`second_step`. None when no chain answers."""
+    if corpus is None:
+        return None
+    found = relative_clause(question.text)
+    if found is None:
+        return None
+    head, clause = found
+    query = f"{head} {clause}"
+    passages = merge_sources(sources, corpus.search(query, top_k=8))
+    ranked = ranker.rank(query, passages)
+    head_words = content_words(head)
+    clause_words = content_words(clause)
+    firsts = [s for s in ranked[:8]
+              if sum(_present(w, s.text) for w in clause_words) * 2 >= len(clause_words)
+              and (not head_words or any(_present(w, s.text) for w in head_words)
+                   or bridges(question, s.text))]
+    told = {porter_stem(w) for w in clause_words}
+    asked = [t for t in question.terms if porter_stem(t) not in told]
+    for first in firsts[:MAX_FIRST_STEPS]:
+        answered = second_step(question, first, passages, corpus, ranker, asked)
+        if answered is not None:
+            return answered
     return None

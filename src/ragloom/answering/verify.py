@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import PurePath
 
 from ragloom.answering.grounding import cited_numbers, unsupported_claims
 from ragloom.answering.result import EngineAnswer, refusal
@@ -33,7 +34,14 @@ def cited_texts(citations: Sequence[int], text: str, sources: Sequence[QueryMatc
     its text, else every source (an answer that cites nothing rests on all of them)."""
     numbers = list(citations) or cited_numbers(text)
     chosen = [sources[n - 1] for n in numbers if 1 <= n <= len(sources)] or list(sources)
-    return [match.chunk.text for match in chosen]
+    return _texts(chosen)
+
+
+def _texts(matches: Sequence[QueryMatch]) -> list[str]:
+    """The passages' texts, and their documents' file names: an answer may name the
+    file it cites ("Main points of report-2026-27.docx")."""
+    names = [PurePath(m.chunk.source).name for m in matches if m.chunk.source]
+    return [*(m.chunk.text for m in matches), *dict.fromkeys(names)]
 
 
 def _line_problems(line: str, sources: Sequence[QueryMatch], question: str,
@@ -41,7 +49,7 @@ def _line_problems(line: str, sources: Sequence[QueryMatch], question: str,
     """The unsupported claims of one line, against the passages the line cites (or
     those of the whole answer when the line cites none)."""
     numbers = cited_numbers(line)
-    texts = [sources[n - 1].chunk.text for n in numbers if 1 <= n <= len(sources)]
+    texts = _texts([sources[n - 1] for n in numbers if 1 <= n <= len(sources)])
     return [c.text for c in unsupported_claims(line, texts or fallback, question=question)]
 
 

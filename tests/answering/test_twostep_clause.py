@@ -1,0 +1,43 @@
+"""Two-step questions whose subject is named by a relative clause, and price columns."""
+
+from __future__ import annotations
+
+from ragloom.answering.spans import answer_span
+from ragloom.answering.twostep import relative_clause
+from tests.answering.helpers import ask, knowledge_base
+
+
+def test_a_relative_clause_at_the_end_of_a_question_is_found() -> None:
+    assert relative_clause("price of a junior swim at the pool where year 4 have lessons") \
+        == ("pool", "year 4 have lessons")
+    assert relative_clause("how much is a bag of the compost the allotment society "
+                           "recommends") == ("compost", "the allotment society recommends")
+    assert relative_clause("how much is a junior swim at fernmouth pool") is None
+    assert relative_clause("what day are bins collected in harbourside") is None
+
+
+def test_a_price_column_answers_how_much_not_a_figure_in_the_notes() -> None:
+    row = "code: TR-0902; name: Peat-free compost; pot: 50 litre bag; price_gbp: 7.99; " \
+          "offer: 3 for £20"
+    assert answer_span("how much is a bag of the compost", row) == "7.99"
+    offer_first = "name: Peat-free compost; offer: 3 for £20; price_gbp: 7.99"
+    assert answer_span("how much is a bag of the compost", offer_first) == "7.99"
+    no_price = "name: Peat-free compost; offer: 3 for £20"
+    assert answer_span("how much is a bag of the compost", no_price) == "£20"
+
+
+def test_the_clause_is_searched_first_and_its_name_leads_to_the_answer() -> None:
+    kb = knowledge_base({
+        "school-newsletter.md": "Swimming. Year 4 have swimming lessons at Fernmouth "
+                                "Leisure Pool on Thursday afternoons.\n\nUniform. Green "
+                                "sweatshirts are sold at the school office.",
+        "fernmouth-leisure-pool.md": "Prices\n\nTicket | Price\nAdult swim | £5.40\n"
+                                     "Family swim, two juniors | £14.50\nJunior swim | £3.20",
+        "porthkellis-lido.md": "Prices\n\nTicket | Price\nAdult swim | £6.50\n"
+                               "Junior swim | £3.80",
+    })
+    answer = ask(kb, "price of a junior swim at the pool where year 4 have lessons")
+    assert not answer.refused
+    assert answer.answer.startswith("£3.20")  # the Fernmouth pool's, not the lido's £3.80
+    cited = {answer.sources[n - 1].chunk.source for n in answer.citations}
+    assert cited == {"school-newsletter.md", "fernmouth-leisure-pool.md"}
