@@ -6,10 +6,10 @@
 Each source is a folder of bench/qa/ with a questions.jsonl and its documents
 (``docs/``, or the folder named by ``"docs"`` in its ``source.json``): ``squad2``
 (SQuAD 2.0, Normans), ``answers72`` (the 72 questions of bench/answers), ``dev``,
-``fresh`` (batch d, dev) and ``test`` (the new documents; see bench/qa/README.md). Each source's documents
-go into their own scratch SQLite knowledge base (as ``ragloom ingest`` does), and
-its questions of the chosen split are asked the way ``ragloom ask`` does (hybrid
-search, top 5). Prints a table per source and one per kind, and writes
+``fresh`` (batch d, dev) and ``test`` (the new documents; see bench/qa/README.md).
+Each source's documents go into their own scratch SQLite knowledge base (as
+``ragloom ingest`` does), and its questions of the chosen split are asked the way
+``ragloom ask`` does (hybrid search, top 5). Prints a table per source and one per kind, and writes
 bench/results/qa_eval_<split>.json (not with --limit or --no-save).
 
 The default split is ``dev``. The ``test`` split is locked: run it only for the
