@@ -250,3 +250,20 @@ def test_a_passage_starting_inside_a_table_reads_its_rows_with_the_header() -> N
     plain = QueryMatch(chunk=TextChunk(id="c3", document_id="d", index=2, start=0, end=5,
                                        text="Hello", metadata={}), score=0.5)
     assert with_table_header(plain) is plain
+
+
+def test_which_with_a_plural_noun_is_a_list_and_a_negated_flag_keeps_the_no_rows() -> None:
+    from ragloom.answering.gather import list_items
+    from ragloom.answering.question import read_question
+    from ragloom.answering.sentences import SentenceRanker
+    from tests.answering.helpers import matches
+
+    assert read_question("which plants at trelowen arent safe for pets").kind == "list"
+    assert read_question("which zipmo goes further on a charge").kind != "list"
+    rows = matches("name: Lavender; pet_safe: true\nname: Foxglove; pet_safe: false\n"
+                   "name: Hosta; pet_safe: false")
+    question = read_question("which plants at trelowen arent safe for pets")
+    listed = list_items(question, rows, None, SentenceRanker(None), limit=10)
+    assert not listed.refused
+    assert "Foxglove" in listed.answer and "Hosta" in listed.answer
+    assert "Lavender" not in listed.answer

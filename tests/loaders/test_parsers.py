@@ -116,7 +116,7 @@ def test_html_main_text_with_and_without_beautifulsoup(use_soup: bool) -> None:
     </main><footer>footer text</footer></body></html>"""
     text, title = html_to_text(page, use_soup=use_soup)
     assert title == "My Page"
-    assert text == "Heading\n\nFirst paragraph.\n\none\ntwo\n\nk | v\na | 1"
+    assert text == "Heading\n\nFirst paragraph.\n\n- one\n- two\n\nk | v\na | 1"
 
 
 def test_html_without_main_uses_the_body() -> None:
@@ -179,3 +179,14 @@ def test_a_line_break_inside_a_table_cell_keeps_the_cell_on_its_row(use_soup: bo
     assert lines[0] == "Cottage | Low season 3 Jan - 27 Mar | Peak 18 Jul - 28 Aug"
     assert lines[1] == "Gull Cottage | £495 | £1,340"
     assert lines[2:] == ["After the table.", "Next line."]  # outside a cell a break is a line
+
+
+@pytest.mark.parametrize("use_soup", [False, True])
+def test_html_list_items_keep_their_numbers_and_bullets(use_soup: bool) -> None:
+    page = ("<h2>How to book</h2><ol><li>Check the calendar.</li><li>Fill in the form."
+            "</li></ol><ul><li>No smoking.</li><li>Dogs welcome:<ol><li>one</li></ol></li>"
+            "</ul>")
+    text, _ = html_to_text(page, use_soup=use_soup)
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines == ["How to book", "1. Check the calendar.", "2. Fill in the form.",
+                     "- No smoking.", "- Dogs welcome:", "1. one"]

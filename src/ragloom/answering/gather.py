@@ -98,7 +98,8 @@ def _key(text: str) -> str:
 
 _YES = frozenset({"yes", "y", "true", "available", "included"})
 _NO = frozenset({"no", "n", "false", "none", "not available"})
-_NEGATED = re.compile(r"\b(no|not|without|never|lack|lacking|out of|unavailable)\b", re.I)
+_NEGATED = re.compile(r"\b(no|not|without|never|lack|lacking|out of|unavailable|"
+                      r"(?:are|is|do|does|did|was|were|have|has|ca|wo)n['\u2019]?t)\b", re.I)
 _NAME_LABELS = ("name", "model", "title", "venue", "product", "item", "store", "place",
                 "service", "region", "area")
 
@@ -128,7 +129,8 @@ def _flag_rows(question: Question, ranked: Sequence[Sentence]) -> list[tuple[Sen
         if not pairs:
             continue
         for label, value in pairs[1:]:
-            named = any(_holds(label, [term]) for term in question.terms)
+            # "pet_safe" names "safe" and "pets"
+            named = any(_holds(label.replace("_", " "), [term]) for term in question.terms)
             if value.strip().lower() in _YES | _NO and named:
                 if value.strip().lower() in wanted:
                     rows.append((sentence, f"{_row_label(pairs)} ({label}: {value})"))

@@ -66,7 +66,8 @@ _LIST = re.compile(
     r"^\s*(list|name|enumerate)\b|\b(all|every) (the )?\w+s\b(?! of the)"
     r"|^\s*(which|what) (\w+ ){0,2}\w+s (are|were|have|has|do|does|can|will|is|open|"
     r"offer|need|take|support|include|accept)\b|^\s*what (are|were) (all )?the \w+s\b"
-    r"|^\s*(\w+ )?\w+s (with|without|that|which|where|under|over|open|in stock|out of)\b",
+    r"|^\s*(\w+ )?\w+s (with|without|that|which|where|under|over|open|in stock|out of)\b"
+    r"|^\s*which \w+s\b",  # "which plants at trelowen aren't safe for pets"
     re.I)
 _NOT_PLURAL = frozenset([
     "is", "was", "has", "does", "this", "its", "his", "hers", "yours", "ours", "theirs",

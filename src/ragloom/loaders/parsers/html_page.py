@@ -36,6 +36,7 @@ class _Renderer(HTMLParser):
         self._in_title = False
         self._first_cell = True
         self._cell = 0  # inside a table cell: line breaks are spaces
+        self._lists: list[list[int]] = []  # open lists: [1, n] numbered, [0, 0] bulleted
 
     def _emit(self, text: str) -> None:
         self.parts["all"].append(text)
@@ -63,6 +64,8 @@ class _Renderer(HTMLParser):
             self._pre += 1
         if tag == "tr":
             self._first_cell = True
+        if tag in ("ol", "ul"):
+            self._lists.append([1 if tag == "ol" else 0, 0])
         if self._cell and tag not in _CELL and tag not in {"tr", "table"} and \
                 (tag in _PARAGRAPH or tag in _LINE):
             self._space()  # "<th>Low season<br>3 Jan - 27 Mar</th>" is one cell
@@ -70,6 +73,11 @@ class _Renderer(HTMLParser):
             self._emit("\n\n")
         elif tag in _LINE:
             self._emit("\n")
+            if tag == "li" and self._lists and not self._pre:
+                # List items keep their markers: "1. Check the calendar", "- No smoking".
+                kind = self._lists[-1]
+                kind[1] += 1
+                self._emit(f"{kind[1]}. " if kind[0] else "- ")
         elif tag in _CELL:
             self._emit("" if self._first_cell else "| " if self._spaced() else " | ")
             self._first_cell = False
@@ -91,6 +99,8 @@ class _Renderer(HTMLParser):
             self._open[tag] = max(0, self._open[tag] - 1)
         if tag == "pre":
             self._pre = max(0, self._pre - 1)
+        if tag in ("ol", "ul") and self._lists:
+            self._lists.pop()
         if tag in _CELL:
             self._cell = max(0, self._cell - 1)
         elif tag in {"tr", "table"}:
