@@ -63,3 +63,22 @@ def test_procedure_reads_the_evidence_it_is_given() -> None:
     assert chosen.citations == [2] and "Ashby" not in chosen.answer
     unfiltered = procedure(question, matches, ranker)
     assert unfiltered.citations == [ranked[0].number]
+
+
+def test_the_steps_come_from_the_passage_most_about_the_question() -> None:
+    from ragloom.answering.question import read_question
+    from ragloom.answering.sentences import SentenceRanker
+    from ragloom.answering.steps import procedure
+    from tests.answering.helpers import matches
+
+    passages = matches(
+        "Cottage | Sleeps | Book\nGull Cottage | 4 | online\nOld Dairy | 6 | online",
+        "Members get 10% off with a membership card.\n\nThe allotments are on Penrose Lane.",
+        "Penrose Lane allotment rules\n\n3. GETTING A PLOT\n\nHow to apply: fill in an application form and you are put "
+        "on the waiting list. When a plot is offered, you view it and sign the tenancy "
+        "agreement.")
+    question = read_question("how do i get an allotment at penrose lane")
+    ranked = SentenceRanker(None).rank(question.text, passages)
+    answer = procedure(question, passages, SentenceRanker(None), ranked)
+    assert "application form" in answer.answer  # under the heading naming "get"
+    assert "Gull Cottage" not in answer.answer  # a table's rows are not steps

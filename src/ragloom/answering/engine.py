@@ -51,6 +51,9 @@ from ragloom.types import ChatMessage, QueryMatch
 
 __all__ = ["NOT_FOUND", "AnswerEngine", "EngineAnswer"]
 
+#: Passages a lookup reads before it refuses (the engine is given the top few).
+WIDER_TOP_K = 10
+
 
 def _with_more(passages: list[QueryMatch], more: Sequence[QueryMatch]) -> list[QueryMatch]:
     """``passages`` followed by those of ``more`` not among them."""
@@ -179,6 +182,17 @@ class AnswerEngine:
         evidence = newest_first(question.text, evidence, passages)
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
                           grounding=settings.grounding, similar=self.similar)
+        if answered.refused and corpus is not None:
+            # The answer may sit just below the passages given (a typo, a paraphrase):
+            # one wider search before refusing, judged by the same gate.
+            wider = _with_more(passages, corpus.search(question.text, top_k=WIDER_TOP_K))
+            if len(wider) > len(passages):
+                more = newest_first(question.text, self.ranker.rank(question.text, wider),
+                                    wider)
+                retried = lookup(question, more, wider, calls, policy=self.policy,
+                                 grounding=settings.grounding, similar=self.similar)
+                if not retried.refused:
+                    answered = retried
         return replace(answered, kind=kind) if kind != "lookup" else answered
 
     def _procedure_gap(self, question: Question, passages: list[QueryMatch],

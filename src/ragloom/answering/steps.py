@@ -15,8 +15,14 @@ from collections.abc import Sequence
 
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, refusal
-from ragloom.answering.sentences import Sentence, SentenceRanker, is_heading, split_sentences
-from ragloom.answering.values import holds
+from ragloom.answering.sentences import (
+    Sentence,
+    SentenceRanker,
+    document_name_parts,
+    is_heading,
+    split_sentences,
+)
+from ragloom.answering.values import cells, holds
 from ragloom.types import QueryMatch
 
 STEP = re.compile(r"^\s*(?:step\s*)?(\d{1,2})[.):]\s+|^\s*[-*\u2022]\s+", re.I)
@@ -72,15 +78,45 @@ def _steps(passage: str, start: int, terms: Sequence[str] = ()) -> list[str]:
     return kept
 
 
+_VERB = re.compile(r"\bhow (?:do|can|should|would|could|must) (?:i|we|you|they)\s+([a-z]{3,})"
+                   r"|\bhow to\s+([a-z]{3,})", re.I)
+#: Best-ranked sentences among which the one whose passage is most about the question
+#: gives the steps.
+CONTENDERS = 5
+
+
+def _about(question: Question, sentence: Sentence, sources: Sequence[QueryMatch]) -> int:
+    """How many of the question's words the sentence, its passage and its document's
+    names hold ("register my dog with fernbrook": the vet's registration form, not
+    "Registered charity no." in another document), one more for a passage written as
+    a list and one more for a heading naming the question's verb."""
+    if not 0 < sentence.number <= len(sources):
+        return 0
+    match = sources[sentence.number - 1]
+    text = " ".join([sentence.text, match.chunk.text, *document_name_parts(match)])
+    lines = [line.strip() for line in match.chunk.text.splitlines() if line.strip()]
+    listed = sum(1 for line in lines if STEP.match(line)) >= 2 and not _section_headings(lines)
+    # Steps are usually written as a numbered or bulleted list, under a heading that
+    # names what is done ("how do i get an allotment": "3. GETTING A PLOT").
+    found = _VERB.search(question.text)
+    verb = (found.group(1) or found.group(2)) if found else ""
+    headed = bool(verb) and any(is_heading(STEP.sub("", line)) and holds(line, [verb])
+                                for line in lines)
+    return sum(1 for term in question.terms if holds(text, [term])) + int(listed) + int(headed)
+
+
 def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRanker,
               evidence: Sequence[Sentence] | None = None) -> EngineAnswer:
     """The steps of the best-matching passage, as written; ``evidence``, when given,
     is the ranked evidence about the question's subject (another council's steps are
-    not the answer)."""
+    not the answer). Among the best few sentences, the one whose passage holds the
+    most of the question's words comes first."""
     ranked = list(evidence) if evidence else ranker.rank(question.text, sources)
     if not ranked:
         return refusal("the passages hold no sentences", sources, kind="procedure")
-    best = ranked[0]
+    # A table's rows are rarely the steps: prose and lists first.
+    contenders = ([s for s in ranked if len(cells(s.text)) < 2] or ranked)[:CONTENDERS]
+    best = max(contenders, key=lambda s: (_about(question, s, sources), -contenders.index(s)))
     steps = _steps(sources[best.number - 1].chunk.text, best.position, question.terms)
     if not steps:
         steps = [best.text]
