@@ -54,8 +54,8 @@ _PLACE = re.compile(r"^(.*?)\s+\b(?:in|at|for|from|on)\s+(?:the\s+)?(.+)$", re.I
 _LEAD = re.compile(r"^\s*(?:in|at|for|from|on|with|of)\s+(?:the\s+)?", re.I)
 _OR = re.compile(r"\b(?:in|at|for|from)?\s*(?:the\s+)?([\w' -]+?)\s+or\s+(?:in\s+|at\s+)?"
                  r"(?:the\s+)?([\w' -]+?)\s*\??$", re.I)
-_THAN_BEFORE = re.compile(r"\bhow (?:many|much) (?:more|fewer|less)\s+(.+?)\s+(?:did|does|do|"
-                          r"has|have|was|were|are|is)\b.*?\bthan\s+(?:the\s+|a\s+)?(?:year "
+_THAN_BEFORE = re.compile(r"\bhow (?:many|much) (?:more|fewer|less)\s+(.+?)\s+(?:(?:did|does|do|"
+                          r"has|have|was|were|are|is)\b.*?)?\bthan\s+(?:the\s+|a\s+)?(?:year "
                           r"before|previous year|last year|year earlier|before|previously)"
                           r"\s*\??$", re.I)
 _TARGET = re.compile(r"\bdid\s+(?:the\s+)?(.+?)\s+(?:hit|meet|reach|exceed|beat|miss|make|"

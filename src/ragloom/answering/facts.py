@@ -184,13 +184,18 @@ _OTHER_THAN_MONEY = re.compile(r"\d\s*(?:kg|g|grams?|km|mm|cm|m|metres?|miles?|h
                                r"hours?|mins?|minutes?|seconds?|w|wh|kwh|watts?|l|litres?|"
                                r"ml|gb|mb|tb|%|rpm)\b", re.I)
 _MONEY_SIGN = re.compile(r"[\u00a3$\u20ac]")
+_MONEY_WORD = re.compile(r"\d\s*(?:p|pence|pounds?|dollars?|euros?|gbp|usd|eur)\b", re.I)
 
 
 def _fits_measure(value: str, measures: Sequence[str]) -> bool:
     """Whether a value can be the measure compared: a price is money, not a weight or a
     time; a weight, a time or a length is not money."""
     if any(w in _PRICE for w in measures):
-        return not _OTHER_THAN_MONEY.search(value)
+        # Money has its sign, its word or its pence ("£5.40", "85p", "7.99"): a bare
+        # "4" of "Year 4" is no price.
+        money = bool(_MONEY_SIGN.search(value) or _MONEY_WORD.search(value)
+                     or re.fullmatch(r"\d[\d,]*\.\d\d", value.strip()))
+        return money and not _OTHER_THAN_MONEY.search(value)
     if measures:
         return not _MONEY_SIGN.search(value)
     return True
@@ -220,14 +225,23 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
     that name the thing measured (e.g. "garden waste" of "garden waste cost"). A prose
     sentence holds the ``required`` words itself, or a word of the measure ("Pay the £22
     charge" under "Ordering a new bin")."""
-    query = f"{side} {' '.join(attribute)}".strip()
-    passages = merge_sources(list(corpus.search(query, top_k=10)) if corpus else [], sources)
     thing = [w for w in attribute if w not in _MEASURES and w not in required]
     measures = [w for w in attribute if w in _MEASURES]
+    # The search names the side, what is measured and one word of the measure: all the
+    # synonyms of "price" would drown "adult swim" in fees and charges.
+    searched = list(dict.fromkeys([*required, *thing, *measures[:1]])) or list(attribute)
+    query = f"{side} {' '.join(searched)}".strip()
+    passages = merge_sources(list(corpus.search(query, top_k=10)) if corpus else [], sources)
     about = {n: _about(m, side) and holds(m.chunk.text, [*required, *thing])
              for n, m in enumerate(passages, start=1)}
     titled = {n for n, m in enumerate(passages, start=1) if _titled(m, side)}
-    for sentence in _row_named_first(ranker.rank(query, passages)[:60], side):
+    ranked = _row_named_first(ranker.rank(query, passages)[:60], side)
+    # A sentence or row naming the question's own words ("a swim") first; then one
+    # the passage's words tie to them.
+    if required:
+        strict = [s for s in ranked if _holds(s.text, required)]
+        ranked = strict + [s for s in ranked if s not in strict]
+    for sentence in ranked:
         if not about.get(sentence.number) or (titled and sentence.number not in titled
                                               and not cell_for(sentence.text, side)):
             continue
