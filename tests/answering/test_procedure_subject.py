@@ -74,9 +74,9 @@ def test_the_steps_come_from_the_passage_most_about_the_question() -> None:
     passages = matches(
         "Cottage | Sleeps | Book\nGull Cottage | 4 | online\nOld Dairy | 6 | online",
         "Members get 10% off with a membership card.\n\nThe allotments are on Penrose Lane.",
-        "Penrose Lane allotment rules\n\n3. GETTING A PLOT\n\nHow to apply: fill in an application form and you are put "
-        "on the waiting list. When a plot is offered, you view it and sign the tenancy "
-        "agreement.")
+        "Penrose Lane allotment rules\n\n3. GETTING A PLOT\n\nHow to apply: fill in an "
+        "application form and you are put on the waiting list. When a plot is offered, "
+        "you view it and sign the tenancy agreement.")
     question = read_question("how do i get an allotment at penrose lane")
     ranked = SentenceRanker(None).rank(question.text, passages)
     answer = procedure(question, passages, SentenceRanker(None), ranked)

@@ -41,3 +41,18 @@ def test_the_clause_is_searched_first_and_its_name_leads_to_the_answer() -> None
     assert answer.answer.startswith("£3.20")  # the Fernmouth pool's, not the lido's £3.80
     cited = {answer.sources[n - 1].chunk.source for n in answer.citations}
     assert cited == {"school-newsletter.md", "fernmouth-leisure-pool.md"}
+
+
+def test_a_measure_question_takes_a_value_in_the_measure_s_units() -> None:
+    from ragloom.answering.evidence import expected_kind, has_kind
+    from ragloom.answering.spans import value_kind
+
+    warning = "Do not ride in heavy rain, through standing water deeper than 2 cm."
+    assert answer_span("how heavy is the zipmo s9", warning) == ""  # 2 cm is no weight
+    assert answer_span("how heavy is the zipmo s9", "Weight: 17.4 kg; depth 2 cm") == "17.4 kg"
+    assert value_kind("how far can the s9 go on one charge") == "quantity"  # not money
+    assert value_kind("what temp should i use for green tea") == "quantity"
+    assert answer_span("what temp should i use for green tea", "Green tea: 70 C") == "70"
+    assert value_kind("how far in advance should i book") == "duration"
+    assert expected_kind("how heavy is it") == "weight"
+    assert has_kind("Weight: 17.4 kg", "weight") and not has_kind(warning, "weight")

@@ -76,12 +76,43 @@ def _stems(text: str) -> set[str]:
     return {porter_stem(w) for w in content_words(text)}
 
 
+# What a measure question asks for, and the units that answer it: "how heavy" is a
+# weight (kg), not the "2 cm" of water the same page warns about.
+MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    ("weight", re.compile(r"\bhow heavy\b|\bweigh(s|t)?\b", re.I),
+     re.compile(r"\d\s?(?:kg|g|grams?|kilograms?|lbs?|tonnes?)\b", re.I)),
+    ("distance", re.compile(r"\bhow far\b(?!\s+(ahead|in advance))|\b(range|distance)\b",
+                            re.I),
+     re.compile(r"\d\s?(?:km|kilometres?|kilometers?|miles?|m|metres?|meters?)\b", re.I)),
+    ("size", re.compile(r"\bhow (tall|high|wide|deep)\b|\b(height|width|depth|dimensions?)\b",
+                        re.I),
+     re.compile(r"\d\s?(?:m|cm|mm|metres?|meters?|ft|feet|inch(?:es)?)\b", re.I)),
+    ("speed", re.compile(r"\bhow fast\b|\bspeed\b", re.I),
+     re.compile(r"\d\s?(?:km/h|kph|mph|rpm|mbps|gbps)\b", re.I)),
+    ("temperature", re.compile(r"\bhow (hot|cold|warm)\b|\btemp(erature)?s?\b", re.I),
+     re.compile(r"\d\s?(?:\u00b0\s?[cf]|degrees?|c)\b", re.I)),
+    ("power", re.compile(r"\b(wattage|power|watts?)\b", re.I),
+     re.compile(r"\d\s?(?:w|kw|watts?)\b", re.I)),
+)
+
+
+def asked_measure(question: str) -> tuple[str, re.Pattern[str]] | None:
+    """``(measure, its units)`` when the question asks for a measure by its cue ("how
+    heavy", "range", "what temp"); None otherwise."""
+    for name, cue, units in MEASURES:
+        if cue.search(question):
+            return name, units
+    return None
+
+
 def value_kind(question: str) -> str:
     """The kind of value a question asks for: money, time, weekday, date, quantity, name
     or other."""
     q = question.lower().strip()
     if _ASKS_DURATION.search(q):
         return "duration"
+    if asked_measure(q) and not re.search(r"\b(price|cost|fee)\b", q):
+        return "quantity"
     if re.search(r"\bhow (much|expensive)\b|\b(price|cost|fee|charge|rate)\b", q):
         return "money"
     if re.search(r"\bwhat time\b|\bwhat hours?\b|\bopening (hours|times)\b|"
@@ -197,10 +228,15 @@ def answer_span(question: str, sentence: str) -> str:
                 "weekday": [_WEEKDAY], "duration": [_PERIOD, _QUANTITY],
                 "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
+    measure = asked_measure(asked) if kind == "quantity" else None
     for pattern in patterns:
         found = [m for m in pattern.finditer(sentence) if m.group().strip()
                  and (kind != "name" or m.group().lower() not in asked)
                  and fits(kind, m, sentence)]
+        if measure is not None:
+            # Only a value in the measure's units ("17.4 kg" for "how heavy").
+            found = [m for m in found
+                     if measure[1].search(sentence[m.start(): m.end() + 6])]
         if kind == "name":
             found = [m for m in found if m.start() > 0 and not _stems(m.group()) <= _stems(
                 question)] or [m for m in found if not _stems(m.group()) <= _stems(question)]
