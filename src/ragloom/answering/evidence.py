@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterable
 
 from ragloom.answering.grounding import content_words
-from ragloom.answering.spans import MEASURES
 from ragloom.retrieval.stemmer import porter_stem
 
 # Words that say what kind of answer is wanted, not what the question is about.
@@ -37,7 +36,6 @@ number numbers date dates last latest earliest final"""
 _FRAME = frozenset(_FRAME_WORDS.split())
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    *((name, cue) for name, cue, _ in MEASURES),
     ("phone", re.compile(r"\b(phone|telephone|call)\b.*\bnumber\b|\bnumber\b.*\b(phone|call)\b",
                          re.I)),
     ("frequency", re.compile(r"\bhow often\b", re.I)),
@@ -52,7 +50,6 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _PATTERNS = {
-    **{name: units for name, _, units in MEASURES},
     "phone": re.compile(r"\d{3,}[\s-]\d{3,}"),
     "frequency": re.compile(r"\b(every|each|once|twice|daily|weekly|monthly|yearly|annually|"
                             r"per)\b", re.I),

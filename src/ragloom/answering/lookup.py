@@ -1,7 +1,9 @@
 """Lookups: one fact (a value, a date, a name, a yes/no) from the best sentence.
 
 1. the gate (:mod:`ragloom.answering.gate`) refuses when the evidence is not about the
-   question's subject or lacks what it asks;
+   question's subject or lacks what it asks; a question asking for a kind of value
+   (an amount, a time, a date, a day, a length of time, a measure) is refused when
+   no sentence near the best evidence holds one;
 2. the model is asked with the best sentences (a small local model) or the passages
    (a capable hosted model), with the user's settings and history; a small local
    model is not asked when the best sentence states the value asked for (an amount,
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -23,9 +26,15 @@ from ragloom.answering.grounding import cited_numbers, is_refusal, unsupported_c
 from ragloom.answering.prompting import ModelCall
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, cite, refusal
-from ragloom.answering.sentences import Sentence, is_record
+from ragloom.answering.sentences import Sentence, is_record, split_sentences
 from ragloom.answering.similar import WordSimilarity
-from ragloom.answering.spans import answer_span, value_kind
+from ragloom.answering.spans import (
+    answer_span,
+    asked_measure,
+    states_measure,
+    states_money,
+    value_kind,
+)
 from ragloom.types import QueryMatch
 
 MAX_ANSWER_CHARS = 400
@@ -83,6 +92,78 @@ def compose_extract(question: Question, evidence: Sequence[Sentence], sources: l
         response=calls.response if calls else None, model_calls=calls.count if calls else 0)
 
 
+#: Kinds of value a lookup must find written near its evidence: a question asking
+#: "how much" is not answered by a weight, however well the row names the product.
+TYPED_KINDS = frozenset({"money", "time", "date", "weekday", "duration"})
+#: Sentences before and after the best one that may state the value.
+NEAR = 2
+_FREE = re.compile(r"\b(free|no charge|free of charge)\b", re.I)
+_PAID = re.compile(r"\b(cost|costs|price|prices|priced|fee|fees|charge|charges|pay|paid|"
+                   r"expensive|cheap|cheaper|cheapest)\b", re.I)
+_FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?|one|two|three|four|five|six|seven|eight|"
+                     r"nine|ten|twelve)\b(?:\s?%)?", re.I)
+# Units of things measured, not paid: a figure followed by one is no amount of money.
+_PHYSICAL = re.compile(r"\s?(?:kg|g|grams?|km/h|kph|km|mph|m|cm|mm|metres?|miles?|rpm|v|"
+                       r"volts?|ah|mah|wh|w|kw|kwh|watts?|\u00b0|degrees?|c|l|litres?|ml|gb|"
+                       r"mb|tb|inch(?:es)?|ft|psi)\b", re.I)
+
+
+def _amount(text: str) -> bool:
+    """Whether ``text`` writes a figure that may be an amount paid: a share, or a number
+    that is neither a year nor followed by a unit of something measured."""
+    for found in _FIGURE.finditer(text):
+        figure = found.group()
+        if figure.endswith("%"):
+            return True
+        if re.fullmatch(r"(1[5-9]|20)\d\d", figure) or _PHYSICAL.match(text, found.end()):
+            continue
+        if re.search(r"[A-Za-z]$", text[: found.start()]):
+            continue  # part of a code ("S9")
+        return True
+    return False
+
+
+# A date or a time need not be written whole: "the season runs from April to November".
+_LOOSE = {
+    "date": re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|"
+                       r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(1[5-9]|20)\d\d\b|"
+                       r"\b(spring|summer|autumn|winter|christmas|easter)\b", re.I),
+    "time": re.compile(r"\b(noon|midday|midnight|morning|afternoon|evening)\b|"
+                       r"\d\s?(am|pm)\b", re.I),
+}
+
+
+def _lacks_kind(question: Question, evidence: Sequence[Sentence],
+                sources: Sequence[QueryMatch]) -> str:
+    """Why the evidence cannot answer a question asking for a kind of value ("" when it
+    may): none of the best sentences, nor those around the best one, holds a value of
+    that kind (a money question over a specification row of weights and speeds)."""
+    kind = value_kind(question.text)
+    measure = asked_measure(question.text) if kind == "quantity" else None
+    if (kind not in TYPED_KINDS and measure is None) or not evidence:
+        return ""
+    if kind == "money" and not _PAID.search(question.text):
+        return ""  # "how much salt does it hold" asks an amount, not a price
+    best = evidence[0]
+    texts = [s.text for s in evidence[: RUNNERS_UP + 1]]
+    if 0 < best.number <= len(sources):
+        around = split_sentences(sources[best.number - 1].chunk.text)
+        texts += around[max(0, best.position - NEAR): best.position + NEAR + 1]
+    if kind == "money":
+        # An amount is money, a share, "free" or a count of something paid ("five
+        # weeks' rent"); never a weight, a speed or a year ("Model S9 (2025 edition)").
+        if any(states_money(text) or _FREE.search(text) or _amount(text) for text in texts):
+            return ""
+    elif measure is not None:
+        if any(states_measure(measure[1], text) for text in texts):
+            return ""
+    elif any(answer_span(question.text, text) or (kind in _LOOSE and _LOOSE[kind].search(text))
+             for text in texts):
+        return ""
+    wanted = measure[0] if measure is not None else kind
+    return f"the passages give no {wanted} for it"
+
+
 def lookup(question: Question, evidence: Sequence[Sentence], sources: list[QueryMatch],
            calls: ModelCall | None, *, policy: GatePolicy, grounding: str,
            similar: WordSimilarity | None = None) -> EngineAnswer:
@@ -94,6 +175,8 @@ def lookup(question: Question, evidence: Sequence[Sentence], sources: list[Query
             return refusal("the passages are not about " + ", ".join(missing), sources,
                            kind=question.kind)
         reason, _signals = weakness(question, evidence, sources, policy, similar)
+        if not reason:
+            reason = _lacks_kind(question, evidence, sources)
         if reason:
             return refusal(reason, sources, kind=question.kind, evidence=list(evidence))
     elif not evidence:

@@ -218,6 +218,35 @@ def _cell_fits(kind: str, value: str) -> bool:
     return True
 
 
+def states_money(text: str) -> bool:
+    """Whether ``text`` writes an amount of money: a sign or a currency word ("£5.40",
+    "85p", "25 euros"), or a figure in a price column ("price_gbp: 7.99")."""
+    if _MONEY.search(text):
+        return True
+    return any(_PRICE_LABEL.search(m.group(1)) and re.search(r"\d", m.group(2))
+               for m in _CELL.finditer(text))
+
+
+def measure_cell(units: re.Pattern[str], text: str) -> str:
+    """The value, with its unit, of a column whose label names a unit of ``units``
+    ("height_cm: 500" -> "500 cm"); "" when none does."""
+    for cell in _CELL.finditer(text):
+        label, value = cell.group(1), cell.group(2)
+        unit = re.search(r"(?:_|\(|\[|\s)([a-z\u00b0/]+)\s*[)\]]?\s*$", label.strip(), re.I)
+        figure = re.match(r"\s*(\d[\d,.]*)", value)
+        if unit and figure:
+            written = f"{figure.group(1)} {unit.group(1)}"
+            if units.search(written):
+                return written
+    return ""
+
+
+def states_measure(units: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` writes a value in ``units``, in the text or in a column whose
+    label names the unit ("height_cm: 500", "Weight (kg): 17.4")."""
+    return bool(units.search(text) or measure_cell(units, text))
+
+
 def answer_span(question: str, sentence: str) -> str:
     """The part of ``sentence`` that answers ``question`` ("" when none stands out)."""
     cell = table_value(question, sentence)
@@ -229,6 +258,10 @@ def answer_span(question: str, sentence: str) -> str:
                 "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
     measure = asked_measure(asked) if kind == "quantity" else None
+    if measure is not None and not measure[1].search(sentence):
+        labelled_value = measure_cell(measure[1], sentence)
+        if labelled_value:
+            return labelled_value  # "height_cm: 500" -> "500 cm"
     for pattern in patterns:
         found = [m for m in pattern.finditer(sentence) if m.group().strip()
                  and (kind != "name" or m.group().lower() not in asked)
