@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from ragloom.answering.grounding import compound_words, content_words
 from ragloom.answering.question import Question, holds_label
@@ -171,13 +172,41 @@ def proper_terms(question: Question, texts: Sequence[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+# Words that say what kind of document a file is, not what it is about.
+_DOCUMENT_WORDS = frozenset({
+    "guide", "guides", "manual", "manuals", "handbook", "leaflet", "page", "pages",
+    "prices", "price", "list", "lists", "rules", "policy", "policies", "report", "reports",
+    "review", "reviews", "minutes", "notes", "terms", "catalogue", "catalog", "timetable",
+    "sheet", "sheets", "information", "info", "document", "documents", "file", "files",
+    "faq", "brochure", "newsletter", "summary", "plan", "plans"})
+
+
+def named_documents(question: Question, matches: Sequence[QueryMatch]) -> tuple[str, ...]:
+    """The question's words that name some of the passages' documents but not all ("the
+    lido" names porthkellis-lido-2026.md): a passage from another document does not
+    answer a question about that one."""
+    names = [set(content_words(re.sub(r"[-_.]+", " ", PurePath(m.chunk.source).stem)))
+             for m in matches if m.chunk.source]
+    found: list[str] = []
+    for term in question.terms:
+        if len(term) < 4 or not term.isalpha() or term in _DOCUMENT_WORDS:
+            continue
+        held = [term_present(term, words, {porter_stem(w) for w in words}) for words in names]
+        if any(held) and not all(held):
+            found.append(term)
+    return tuple(found)
+
+
 def subjects(question: Question, matches: Sequence[QueryMatch]) -> tuple[str, ...]:
-    """What the evidence must be about: the question's codes and names, and its words
-    the passages write as names."""
+    """What the evidence must be about: the question's codes and names, its words the
+    passages write as names, and its words that name a document."""
     found = list(question.subject)
     for item in proper_terms(question, [m.chunk.text for m in matches]):
         if not any(item.split()[0] in existing.lower() for existing in found):
             found.append(item)
+    for term in named_documents(question, matches):
+        if not any(term in existing.lower() for existing in found):
+            found.append(term)
     return tuple(dict.fromkeys(found))
 
 

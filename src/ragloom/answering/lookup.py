@@ -1,9 +1,8 @@
 """Lookups: one fact (a value, a date, a name, a yes/no) from the best sentence.
 
 1. the gate (:mod:`ragloom.answering.gate`) refuses when the evidence is not about the
-   question's subject or lacks what it asks; a question asking for a kind of value
-   (an amount, a time, a date, a day, a length of time, a measure) is refused when
-   no sentence near the best evidence holds one;
+   question's subject or lacks what it asks; a question asking a price, a length of
+   time or a measure is refused when no sentence near the best evidence holds one;
 2. the model is asked with the best sentences (a small local model) or the passages
    (a capable hosted model), with the user's settings and history; a small local
    model is not asked when the best sentence states the value asked for (an amount,
@@ -94,7 +93,7 @@ def compose_extract(question: Question, evidence: Sequence[Sentence], sources: l
 
 #: Kinds of value a lookup must find written near its evidence: a question asking
 #: "how much" is not answered by a weight, however well the row names the product.
-TYPED_KINDS = frozenset({"money", "time", "date", "weekday", "duration"})
+TYPED_KINDS = frozenset({"money", "duration"})
 #: Sentences before and after the best one that may state the value.
 NEAR = 2
 _FREE = re.compile(r"\b(free|no charge|free of charge)\b", re.I)
@@ -103,9 +102,15 @@ _PAID = re.compile(r"\b(cost|costs|price|prices|priced|fee|fees|charge|charges|p
 _FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?|one|two|three|four|five|six|seven|eight|"
                      r"nine|ten|twelve)\b(?:\s?%)?", re.I)
 # Units of things measured, not paid: a figure followed by one is no amount of money.
-_PHYSICAL = re.compile(r"\s?(?:kg|g|grams?|km/h|kph|km|mph|m|cm|mm|metres?|miles?|rpm|v|"
-                       r"volts?|ah|mah|wh|w|kw|kwh|watts?|\u00b0|degrees?|c|l|litres?|ml|gb|"
-                       r"mb|tb|inch(?:es)?|ft|psi)\b", re.I)
+_PHYSICAL = re.compile(r"[\s-]?(?:kg|g|grams?|km/h|kph|km|mph|m|cm|mm|metres?|miles?|rpm|v|"
+                       r"volts?|amps?|ah|mah|wh|w|kw|kwh|watts?|\u00b0|degrees?|c|l|litres?|ml|"
+                       r"gb|mb|tb|inch(?:es)?|ft|psi|(?-i:A))\b", re.I)
+
+
+_PERIOD_AFTER = re.compile(r"(?:\s?(?:to|-)\s?\d+)?\s?(?:seconds?|minutes?|mins?|hours?|hrs?|h|"
+                           r"days?|weeks?|months?|years?)\b", re.I)
+_PAID_PERIOD = re.compile(r"\s?(?:days?|weeks?|months?|years?)['\u2019]?\s+(?:rent|pay|"
+                          r"salary|wages|fees?)\b", re.I)
 
 
 def _amount(text: str) -> bool:
@@ -117,20 +122,14 @@ def _amount(text: str) -> bool:
             return True
         if re.fullmatch(r"(1[5-9]|20)\d\d", figure) or _PHYSICAL.match(text, found.end()):
             continue
+        if _PERIOD_AFTER.match(text, found.end()) and not _PAID_PERIOD.match(text, found.end()):
+            continue  # "6 to 7 hours" is a length of time; "five weeks' rent" is paid
         if re.search(r"[A-Za-z]$", text[: found.start()]):
             continue  # part of a code ("S9")
         return True
     return False
 
 
-# A date or a time need not be written whole: "the season runs from April to November".
-_LOOSE = {
-    "date": re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|"
-                       r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(1[5-9]|20)\d\d\b|"
-                       r"\b(spring|summer|autumn|winter|christmas|easter)\b", re.I),
-    "time": re.compile(r"\b(noon|midday|midnight|morning|afternoon|evening)\b|"
-                       r"\d\s?(am|pm)\b", re.I),
-}
 
 
 def _lacks_kind(question: Question, evidence: Sequence[Sentence],
@@ -157,8 +156,7 @@ def _lacks_kind(question: Question, evidence: Sequence[Sentence],
     elif measure is not None:
         if any(states_measure(measure[1], text) for text in texts):
             return ""
-    elif any(answer_span(question.text, text) or (kind in _LOOSE and _LOOSE[kind].search(text))
-             for text in texts):
+    elif any(answer_span(question.text, text) for text in texts):
         return ""
     wanted = measure[0] if measure is not None else kind
     return f"the passages give no {wanted} for it"
