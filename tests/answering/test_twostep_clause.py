@@ -79,3 +79,24 @@ def test_a_money_question_over_rows_without_a_price_is_refused() -> None:
 def test_a_column_label_gives_a_measure_its_unit() -> None:
     row = "code: TR-0330; name: Japanese maple; height_cm: 500; spread_cm: 400"
     assert answer_span("how tall does the japanese maple grow", row) == "500 cm"
+
+
+def test_a_word_naming_one_document_makes_it_the_subject() -> None:
+    from ragloom.answering.gate import named_documents, on_subject
+    from ragloom.answering.question import read_question
+    from ragloom.answering.sentences import SentenceRanker
+    from ragloom.types import QueryMatch, TextChunk, TextDocument
+
+    def passage(source: str, text: str) -> QueryMatch:
+        document = TextDocument.create(text, source=source)
+        return QueryMatch(chunk=TextChunk.create(document, text, index=0, start=0,
+                                                 end=len(text)), score=0.5)
+
+    found = [passage("fernmouth-leisure-pool.xlsx", "Ticket: Swimming lesson; Price: £7.80"),
+             passage("porthkellis-lido-2026.md", "The lido opens on 16 May.")]
+    question = read_question("how much are swimming lessons at the lido")
+    assert named_documents(question, found) == ("lido",)
+    kept, missing = on_subject(question, SentenceRanker(None).rank(question.text, found), found)
+    assert all(found[s.number - 1].chunk.source.startswith("porthkellis") for s in kept)
+    assert read_question("how much is a swimming lesson").terms  # no document named: none
+    assert named_documents(read_question("swimming lesson price"), found) == ()

@@ -74,6 +74,20 @@ def _phrases(words: Sequence[str], sentence: str) -> int:
                if re.search(rf"\b{re.escape(a)}\w*\W+{re.escape(b)}", lowered))
 
 
+#: Share of the question's words the two steps together must hold: a chain that never
+#: meets "rose" does not answer "trelowen price for a rose bush".
+MIN_COVERAGE = 0.8
+
+
+def _covers(question: Question, texts: Sequence[str]) -> bool:
+    """Whether ``texts`` (both steps and their documents' names) hold enough of the
+    question's words."""
+    terms = list(question.terms)
+    joined = " ".join(texts)
+    held = sum(1 for term in terms if _present(term, joined))
+    return not terms or held >= MIN_COVERAGE * len(terms)
+
+
 def missing_words(question: Question, sentence: str) -> list[str]:
     """The question's key terms the sentence lacks."""
     return [t for t in question.terms if not _present(t, sentence)]
@@ -156,6 +170,10 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
                 continue
             held = sum(1 for word in needed if _present(word, sentence.text))
             span = answer_span(question.text, sentence.text) if held else ""
+            if span and not _covers(question, [first.text, sentence.text, *(
+                    document_names(m) for m in (origin, passages[sentence.number - 1])
+                    if m is not None)]):
+                continue
             if span:
                 found.append((-held, -_phrases(needed, sentence.text), rank, sentence, span))
         if found:
