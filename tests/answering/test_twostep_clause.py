@@ -100,3 +100,21 @@ def test_a_word_naming_one_document_makes_it_the_subject() -> None:
     assert all(found[s.number - 1].chunk.source.startswith("porthkellis") for s in kept)
     assert read_question("how much is a swimming lesson").terms  # no document named: none
     assert named_documents(read_question("swimming lesson price"), found) == ()
+
+
+def test_a_sentence_stating_the_measure_asked_comes_first_and_its_unit_says_the_cue() -> None:
+    from ragloom.answering.engine import measure_first
+    from ragloom.answering.gate import measure as gate_signals
+    from ragloom.answering.question import read_question
+    from ragloom.answering.sentences import SentenceRanker
+    from tests.answering.helpers import matches
+
+    spec = matches("Feature | Zipmo S9\nCharging time | 6 to 7 hours\nTop speed | 25 km/h\n"
+                   "Range | up to 45 km (28 miles)")
+    question = read_question("how far can the s9 go on one charge")
+    ranked = SentenceRanker(None).rank(question.text, spec)
+    first = measure_first(question.text, ranked)[0]
+    assert "45 km" in first.text  # not the charging time, not 25 km/h
+    signals = gate_signals(question, [first], spec)
+    assert "far" not in signals.missing  # "45 km" answers "how far"
+    assert measure_first("what day is it", ranked) == ranked

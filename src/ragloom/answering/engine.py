@@ -40,6 +40,7 @@ from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.similar import WordSimilarity, word_similarity_for
+from ragloom.answering.spans import measure_cue, states_measure
 from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
 from ragloom.answering.tables import with_table_header
@@ -53,6 +54,23 @@ __all__ = ["NOT_FOUND", "AnswerEngine", "EngineAnswer"]
 
 #: Passages a lookup reads before it refuses (the engine is given the top few).
 WIDER_TOP_K = 10
+
+
+#: Best sentences among which one stating the measure asked for comes first.
+MEASURE_WINDOW = 8
+
+
+def measure_first(question: str, evidence: list[Sentence]) -> list[Sentence]:
+    """``evidence`` with, among its best few, the sentences that state the measure the
+    question asks for ("how far": "Range: up to 45 km") first, in their order."""
+    cue = measure_cue(question)
+    if cue is None:
+        return evidence
+    head = evidence[:MEASURE_WINDOW]
+    stating = [s for s in head if states_measure(cue[1], s.text)]
+    if not stating:
+        return evidence
+    return [*stating, *(s for s in head if s not in stating), *evidence[MEASURE_WINDOW:]]
 
 
 def _with_more(passages: list[QueryMatch], more: Sequence[QueryMatch]) -> list[QueryMatch]:
@@ -179,7 +197,7 @@ class AnswerEngine:
                 two = second_step(question, about[0], passages, corpus, self.ranker)
                 if two is not None:
                     return two
-        evidence = newest_first(question.text, evidence, passages)
+        evidence = measure_first(question.text, newest_first(question.text, evidence, passages))
         answered = lookup(question, evidence, passages, calls, policy=self.policy,
                           grounding=settings.grounding, similar=self.similar)
         if answered.refused and corpus is not None:
@@ -187,8 +205,8 @@ class AnswerEngine:
             # one wider search before refusing, judged by the same gate.
             wider = _with_more(passages, corpus.search(question.text, top_k=WIDER_TOP_K))
             if len(wider) > len(passages):
-                more = newest_first(question.text, self.ranker.rank(question.text, wider),
-                                    wider)
+                more = measure_first(question.text, newest_first(
+                    question.text, self.ranker.rank(question.text, wider), wider))
                 retried = lookup(question, more, wider, calls, policy=self.policy,
                                  grounding=settings.grounding, similar=self.similar)
                 if not retried.refused:

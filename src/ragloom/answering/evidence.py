@@ -24,7 +24,7 @@ _FRAME_WORDS = """amount cost costs price prices fee fees charge charges pay pai
 long often
 time times take takes took taken place happen happens mean means meaning allowed allow need
 needed required require get gets find found located kind sort type name named called tell
-told say said give given contain contains include includes start starts end ends open opens
+told say says said give given contain contains include includes start starts end ends open opens
 close closes run runs usually normally exactly current currently available one two three
 four five six seven eight nine ten first
 go goes going went gone come comes coming make makes made let lets put puts keep keeps kept

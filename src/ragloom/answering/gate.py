@@ -36,7 +36,7 @@ from ragloom.answering.sentences import (
     split_sentences,
 )
 from ragloom.answering.similar import WordSimilarity
-from ragloom.answering.spans import answer_span, value_kind
+from ragloom.answering.spans import answer_span, measure_cue, states_measure, value_kind
 from ragloom.answering.tables import with_records
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
@@ -319,6 +319,16 @@ def measure(question: Question, evidence: Sequence[Sentence],
     own = _presence(terms, [best.text], exact, similar)
     attributes = [t for t in terms if t not in exact and porter_stem(t) not in around.name_stems]
     near = _presence(attributes, around.near, exact, similar) if around.near else {}
+    cue = measure_cue(question.text)
+    if cue is not None:
+        # "how far" is answered by "Range: up to 45 km": the unit says the word.
+        words, units = cue
+        for present, texts in ((context, around.context), (own, [best.text]),
+                               (near, around.near)):
+            if any(states_measure(units, text) for text in texts):
+                for term in words & set(present):
+                    present[term] = 1.0
+        missing = tuple(t for t in terms if context[t] < 0.5)
     return GateSignals(score=best.score, lexical=best.lexical, margin=max(0.0, margin),
                        coverage=_share(context, terms, weights),
                        sentence_coverage=_share(own, terms, weights), typed=typed,

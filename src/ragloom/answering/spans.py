@@ -83,7 +83,8 @@ MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
      re.compile(r"\d\s?(?:kg|g|grams?|kilograms?|lbs?|tonnes?)\b", re.I)),
     ("distance", re.compile(r"\bhow far\b(?!\s+(ahead|in advance))|\b(range|distance)\b",
                             re.I),
-     re.compile(r"\d\s?(?:km|kilometres?|kilometers?|miles?|m|metres?|meters?)\b", re.I)),
+     re.compile(r"\d\s?(?:km|kilometres?|kilometers?|miles?|m|metres?|meters?)\b(?!/)",
+                re.I)),  # "15 km/h" is a speed
     ("size", re.compile(r"\bhow (tall|high|wide|deep)\b|\b(height|width|depth|dimensions?)\b",
                         re.I),
      re.compile(r"\d\s?(?:m|cm|mm|metres?|meters?|ft|feet|inch(?:es)?)\b", re.I)),
@@ -94,6 +95,16 @@ MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
     ("power", re.compile(r"\b(wattage|power|watts?)\b", re.I),
      re.compile(r"\d\s?(?:w|kw|watts?)\b", re.I)),
 )
+
+
+def measure_cue(question: str) -> tuple[set[str], re.Pattern[str]] | None:
+    """The question's words that ask for a measure ("far" of "how far", "temp") and the
+    measure's units; None when it asks none."""
+    for _, cue, units in MEASURES:
+        found = cue.search(question)
+        if found:
+            return {w for w in re.findall(r"[a-z]+", found.group().lower()) if w != "how"}, units
+    return None
 
 
 def asked_measure(question: str) -> tuple[str, re.Pattern[str]] | None:
