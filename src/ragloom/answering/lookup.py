@@ -105,8 +105,6 @@ _FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?|one|two|three|four|five|six
 _PHYSICAL = re.compile(r"[\s-]?(?:kg|g|grams?|km/h|kph|km|mph|m|cm|mm|metres?|miles?|rpm|v|"
                        r"volts?|amps?|ah|mah|wh|w|kw|kwh|watts?|\u00b0|degrees?|c|l|litres?|ml|"
                        r"gb|mb|tb|inch(?:es)?|ft|psi|(?-i:A))\b", re.I)
-
-
 _PERIOD_AFTER = re.compile(r"(?:\s?(?:to|-)\s?\d+)?\s?(?:seconds?|minutes?|mins?|hours?|hrs?|h|"
                            r"days?|weeks?|months?|years?)\b", re.I)
 _PAID_PERIOD = re.compile(r"\s?(?:days?|weeks?|months?|years?)['\u2019]?\s+(?:rent|pay|"
@@ -128,8 +126,6 @@ def _amount(text: str) -> bool:
             continue  # part of a code ("S9")
         return True
     return False
-
-
 
 
 def _lacks_kind(question: Question, evidence: Sequence[Sentence],

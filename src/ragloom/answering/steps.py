@@ -85,7 +85,14 @@ _VERB = re.compile(r"\bhow (?:do|can|should|would|could|must) (?:i|we|you|they)\
 CONTENDERS = 5
 
 
-def _about(question: Question, sentence: Sentence, sources: Sequence[QueryMatch]) -> int:
+def _verb(question: str) -> str:
+    """The verb of "how do i VERB" / "how to VERB" ("" when the question has none)."""
+    found = _VERB.search(question)
+    return (found.group(1) or found.group(2)) if found else ""
+
+
+def _about(question: Question, sentence: Sentence, sources: Sequence[QueryMatch],
+           verb: str) -> int:
     """How many of the question's words the sentence, its passage and its document's
     names hold ("register my dog with fernbrook": the vet's registration form, not
     "Registered charity no." in another document), one more for a passage written as
@@ -98,8 +105,6 @@ def _about(question: Question, sentence: Sentence, sources: Sequence[QueryMatch]
     listed = sum(1 for line in lines if STEP.match(line)) >= 2 and not _section_headings(lines)
     # Steps are usually written as a numbered or bulleted list, under a heading that
     # names what is done ("how do i get an allotment": "3. GETTING A PLOT").
-    found = _VERB.search(question.text)
-    verb = (found.group(1) or found.group(2)) if found else ""
     headed = bool(verb) and any(is_heading(STEP.sub("", line)) and holds(line, [verb])
                                 for line in lines)
     return sum(1 for term in question.terms if holds(text, [term])) + int(listed) + int(headed)
@@ -116,7 +121,9 @@ def procedure(question: Question, sources: list[QueryMatch], ranker: SentenceRan
         return refusal("the passages hold no sentences", sources, kind="procedure")
     # A table's rows are rarely the steps: prose and lists first.
     contenders = ([s for s in ranked if len(cells(s.text)) < 2] or ranked)[:CONTENDERS]
-    best = max(contenders, key=lambda s: (_about(question, s, sources), -contenders.index(s)))
+    verb = _verb(question.text)
+    _, best = max(enumerate(contenders),
+                  key=lambda item: (_about(question, item[1], sources, verb), -item[0]))
     steps = _steps(sources[best.number - 1].chunk.text, best.position, question.terms)
     if not steps:
         steps = [best.text]
