@@ -44,7 +44,12 @@ from ragloom.answering.spans import measure_cue, states_measure
 from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
 from ragloom.answering.tables import with_table_header
-from ragloom.answering.twostep import needs_second_step, second_step, through_clause
+from ragloom.answering.twostep import (
+    missing_words,
+    needs_second_step,
+    second_step,
+    through_clause,
+)
 from ragloom.answering.verify import verified
 from ragloom.protocols import EmbeddingProvider, ModelProvider, TokenCounter
 from ragloom.tracing import span
@@ -71,6 +76,24 @@ def measure_first(question: str, evidence: list[Sentence]) -> list[Sentence]:
     if not stating:
         return evidence
     return [*stating, *(s for s in head if s not in stating), *evidence[MEASURE_WINDOW:]]
+
+
+#: Best sentences tried as the first step of a two-step question.
+FIRST_STEPS = 3
+
+
+def _first_steps(question: Question, about: list[Sentence],
+                 partly: list[Sentence]) -> list[Sentence]:
+    """The sentences a second search may start from: among the best few about the
+    subject, those that lack the asked value, holding the most of the question's words
+    first ("the vet nearest tregarth": "Our nearest vet is Fernbrook Veterinary Centre"
+    before "The nearest shop is the Spar"). Evidence naming only some of the question's
+    subjects is a first step whatever values it holds: the rest is in another file."""
+    if about:
+        heads = [s for s in about[:FIRST_STEPS] if needs_second_step(question, s)]
+    else:
+        heads = list(partly[:FIRST_STEPS])
+    return sorted(heads, key=lambda s: len(missing_words(question, s.text)))
 
 
 def _with_more(passages: list[QueryMatch], more: Sequence[QueryMatch]) -> list[QueryMatch]:
@@ -192,9 +215,8 @@ class AnswerEngine:
             # Evidence that names only some of the question's subjects is a first step
             # whatever values it holds: the rest of the question is in another file.
             partly = [] if about else partly_on_subject(question, evidence, passages)
-            if (about and needs_second_step(question, about[0])) or partly:
-                about = about or partly
-                two = second_step(question, about[0], passages, corpus, self.ranker)
+            if partly or (about and needs_second_step(question, about[0])):
+                two = self._two_step(question, about[:1], partly, passages, corpus)
                 if two is not None:
                     return two
         evidence = measure_first(question.text, newest_first(question.text, evidence, passages))
@@ -211,7 +233,23 @@ class AnswerEngine:
                                  grounding=settings.grounding, similar=self.similar)
                 if not retried.refused:
                     answered = retried
+        if answered.refused and kind == "lookup" and corpus is not None and evidence:
+            # The best sentence stated a value but not the one asked ("the nearest shop
+            # ... open 7am"); a runner-up may lead to it ("Our nearest vet is ...").
+            about, _ = on_subject(question, evidence, passages)
+            partly = [] if about else partly_on_subject(question, evidence, passages)
+            two = self._two_step(question, about[1:], partly, passages, corpus)
+            if two is not None:
+                return two
         return replace(answered, kind=kind) if kind != "lookup" else answered
+
+    def _two_step(self, question: Question, about: list[Sentence], partly: list[Sentence],
+                  passages: list[QueryMatch], corpus: Corpus) -> EngineAnswer | None:
+        for first in _first_steps(question, about, partly):
+            two = second_step(question, first, passages, corpus, self.ranker)
+            if two is not None:
+                return two
+        return None
 
     def _procedure_gap(self, question: Question, passages: list[QueryMatch],
                        evidence: list[Sentence]) -> tuple[str, list[Sentence]]:

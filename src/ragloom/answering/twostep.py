@@ -24,12 +24,25 @@ from ragloom.answering.periods import newest_first
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer
 from ragloom.answering.sentences import Sentence, SentenceRanker, document_names
-from ragloom.answering.spans import answer_span, value_kind
+from ragloom.answering.spans import (
+    answer_span,
+    asked_measure,
+    measure_cue,
+    states_measure,
+    value_kind,
+)
 from ragloom.answering.values import cells
 from ragloom.retrieval.stemmer import porter_stem
 from ragloom.types import QueryMatch
 
 MAX_BRIDGES = 3
+_FLAGS = frozenset({"yes", "no", "true", "false"})
+#: A cell value longer than this is a phrase, not a name to search for.
+MAX_NAME_WORDS = 4
+#: Words either side of a bridge that may say what it is.
+NEXT_TO = 2
+#: Passages read for each bridge.
+SECOND_TOP_K = 12
 #: First-step sentences tried for a question with a relative clause.
 MAX_FIRST_STEPS = 2
 _PLACE_LABELS = ("area", "ward", "district", "zone", "region", "location", "street",
@@ -79,12 +92,13 @@ def _phrases(words: Sequence[str], sentence: str) -> int:
 MIN_COVERAGE = 0.8
 
 
-def _covers(question: Question, texts: Sequence[str]) -> bool:
+def _covers(question: Question, texts: Sequence[str], stated: set[str] = frozenset()) -> bool:
     """Whether ``texts`` (both steps and their documents' names) hold enough of the
-    question's words."""
+    question's words (``stated``: words held by what the texts state, "far" by a
+    distance)."""
     terms = list(question.terms)
     joined = " ".join(texts)
-    held = sum(1 for term in terms if _present(term, joined))
+    held = sum(1 for term in terms if term in stated or _present(term, joined))
     return not terms or held >= MIN_COVERAGE * len(terms)
 
 
@@ -94,25 +108,46 @@ def missing_words(question: Question, sentence: str) -> list[str]:
 
 
 def bridges(question: Question, sentence: str) -> list[str]:
-    """Values of the first step that may lead to the answer, places first."""
+    """Values of the first step that may lead to the answer, places first. A record's
+    labels are never bridges, and a long cell ("none on site: park in Harbour Road car
+    park") is a phrase: the names it holds are the bridges."""
     asked = question.text.lower()
     found: list[tuple[int, str]] = []
-    for label, value in cells(sentence):
+    record = cells(sentence)
+    for label, value in record:
         if (value.lower() in asked or not re.search(r"[A-Za-z]", value)
-                or value.strip().lower() in ("yes", "no", "true", "false")):
+                or value.strip().lower() in _FLAGS
+                or len(value.split()) > MAX_NAME_WORDS):
             continue
         place = any(word in label.lower() for word in _PLACE_LABELS)
         found.append((0 if place else 2, value.strip()))
-    for match in _NAME.finditer(sentence):
-        name = match.group(0)
-        if match.start() == 0:  # a sentence's first word is capitalised anyway
-            name = name.split(" ", 1)[1] if " " in name else ""
-        if not name:
-            continue
-        if name.lower() not in asked and not any(name in v for _, v in found):
-            found.append((1, name))
-    ordered = [value for _, value in sorted(found, key=lambda item: item[0])]
+    for text in [value for _, value in record] if record else [sentence]:
+        for match in _NAME.finditer(text):
+            name = match.group(0)
+            if match.start() == 0 and (not record or " " in text.strip()):
+                # a sentence's (or a phrase's) first word is capitalised anyway
+                name = name.split(" ", 1)[1] if " " in name else ""
+            if (not name or name.lower() in _FLAGS
+                    or (record and sum(ch.isalpha() for ch in name) < 3)):
+                continue  # a flag, or a size in a list ("XS, S, M, L"), is no name
+            if name.lower() not in asked and not any(name in v for _, v in found):
+                found.append((1, name))
+    terms = {porter_stem(t) for t in question.terms}
+    ordered = [value for _, value in sorted(
+        found, key=lambda item: (item[0], not _qualified(item[1], sentence, terms)))]
     return list(dict.fromkeys(ordered))[:MAX_BRIDGES]
+
+
+def _qualified(bridge: str, sentence: str, terms: set[str]) -> bool:
+    """Whether the sentence writes a question word next to ``bridge`` ("our nearest vet
+    is Fernbrook Veterinary Centre", "a Zipmo S9 e-scooter"): the bridge is then the
+    thing the question asks about, not a place it passes through."""
+    at = sentence.find(bridge)
+    if at < 0:
+        return False
+    before = re.findall(r"[A-Za-z]+", sentence[:at])[-NEXT_TO:]
+    after = re.findall(r"[A-Za-z]+", sentence[at + len(bridge):])[:NEXT_TO]
+    return any(porter_stem(w.lower()) in terms for w in [*before, *after])
 
 
 def _titled_by(match: QueryMatch, bridge: str, first: QueryMatch | None = None) -> bool:
@@ -157,9 +192,14 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
         missing = [w for w in asked if not _present(w, first.text)]
         needed = list(asked)
     origin = sources[first.number - 1] if 0 < first.number <= len(sources) else None
+    # "how far" is held by "Range: up to 45 km": the unit says the word.
+    cue = measure_cue(question.text)
+    cue_words, cue_units = cue if cue is not None else (set(), re.compile(r"(?!)"))
+    measure = asked_measure(question.text)
+    measure_name = [measure[0]] if measure is not None else []
     for bridge in bridges(question, first.text):
-        query = " ".join([*(missing or needed), bridge])
-        passages = merge_sources(list(corpus.search(query, top_k=8)), [])
+        query = " ".join([*(missing or needed), *measure_name, bridge])
+        passages = merge_sources(list(corpus.search(query, top_k=SECOND_TOP_K)), [])
         # An undated question: the newest edition of a document (this year's fares).
         found: list[tuple[int, int, int, Sentence, str]] = []
         for rank, sentence in enumerate(newest_first(question.text, ranker.rank(query, passages),
@@ -168,11 +208,12 @@ def second_step(question: Question, first: Sentence, sources: list[QueryMatch],
                     names_bridge(sentence.text, bridge, missing)
                     or _titled_by(passages[sentence.number - 1], bridge, origin)):
                 continue
-            held = sum(1 for word in needed if _present(word, sentence.text))
+            stated = cue_words if states_measure(cue_units, sentence.text) else set()
+            held = sum(1 for word in needed if word in stated or _present(word, sentence.text))
             span = answer_span(question.text, sentence.text) if held else ""
             if span and not _covers(question, [first.text, sentence.text, *(
                     document_names(m) for m in (origin, passages[sentence.number - 1])
-                    if m is not None)]):
+                    if m is not None)], stated):
                 continue
             if span:
                 found.append((-held, -_phrases(needed, sentence.text), rank, sentence, span))
