@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from itertools import pairwise
 
 from ragloom.answering.corpus import Corpus
@@ -92,7 +93,8 @@ def _phrases(words: Sequence[str], sentence: str) -> int:
 MIN_COVERAGE = 0.8
 
 
-def _covers(question: Question, texts: Sequence[str], stated: set[str] = frozenset()) -> bool:
+def _covers(question: Question, texts: Sequence[str],
+            stated: AbstractSet[str] = frozenset()) -> bool:
     """Whether ``texts`` (both steps and their documents' names) hold enough of the
     question's words (``stated``: words held by what the texts state, "far" by a
     distance)."""
