@@ -77,3 +77,41 @@ def test_a_bridge_with_a_model_code_leads_to_the_document_named_after_it() -> No
     # Another model's manual, or a bridge with no code, is not enough.
     assert not _titled_by(passage("calder-wd712-washing-machine.md"), "Calder WD814")
     assert not _titled_by(passage("calder-washing-machines.md"), "Calder")
+
+
+def test_the_second_side_takes_the_row_labelled_like_the_first_side_s() -> None:
+    from ragloom.answering.facts import _alike, row_label
+
+    assert row_label("Ticket: Adult swim; Price: £5.40") == ["adult", "swim"]
+    assert row_label("An adult swim costs £5.40.") == []
+    like = row_label("Ticket: Adult swim; Price: £5.40")
+    adult = _alike("Ticket: Adult; Price: £6.50", like)
+    family = _alike("Ticket: Family (2 adults and 2 juniors); Price: £18.00", like)
+    season = _alike("Ticket: Junior season ticket; Price: £55", like)
+    assert adult > family > season == 0.0
+    kb = knowledge_base({
+        "fernmouth-pool.md": "# Fernmouth Leisure Pool\n\nPrices\n\n| Ticket | Price |\n|---|---|\n"
+                             "| Adult swim | £5.40 |\n| Junior swim | £3.20 |\n",
+        "porthkellis-lido.md": "# Porthkellis Lido\n\nSwim prices\n\n"
+                               "| Ticket | Price |\n|---|---|\n"
+                               "| Junior season ticket | £55 |\n"
+                               "| Family (2 adults and 2 juniors) | £18.00 |\n"
+                               "| Adult | £6.50 |\n",
+    })
+    answer = ask(kb, "is a swim cheaper at fernmouth or the lido")
+    assert not answer.refused
+    assert "£6.50" in answer.answer and "£5.40" in answer.answer
+    assert "£1.10" in answer.answer  # pence keep two digits
+
+
+def test_a_difference_of_prices_in_pence_keeps_two_digits() -> None:
+    from ragloom.answering.values import difference, first_figure
+
+    def diff(a: str, b: str) -> str:
+        first, second = first_figure(a, ""), first_figure(b, "")
+        assert first is not None and second is not None
+        return difference(first, second)
+
+    assert diff("£6.50", "£5.40") == "£1.10"
+    assert diff("£1,540", "£745") == "£795"
+    assert diff("3.5 kg", "1.25 kg") == "2.25 kg"

@@ -21,18 +21,22 @@ read by :mod:`.trends`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragloom.answering.corpus import Corpus
 from ragloom.answering.facts import (
     _COMPARATIVES,
     _SUPERLATIVES,
     _TARGET_WORDS,
+    Fact,
     _attribute,
     _cite,
     _own,
     _words,
     fact_for,
+    row_label,
 )
+from ragloom.answering.grounding import content_words
 from ragloom.answering.question import Question
 from ragloom.answering.result import EngineAnswer, refusal
 from ragloom.answering.sentences import SentenceRanker
@@ -139,6 +143,15 @@ def sides_of(question: str) -> tuple[str, str] | None:
     return None
 
 
+def _like(first: Fact | None, names: Sequence[str]) -> list[str]:
+    """The words of the first fact's row label that say what kind of row it is ("adult"
+    of "Adult swim"), not which side it is (its name or code)."""
+    if first is None:
+        return []
+    sides = {w for name in names for w in content_words(name)}
+    return [w for w in row_label(first.sentence.text) if w.isalpha() and w not in sides]
+
+
 def compare(question: Question, sources: list[QueryMatch], corpus: Corpus | None,
             ranker: SentenceRanker) -> EngineAnswer | None:
     """A comparison answer, or None when the question's form is not one of them."""
@@ -198,7 +211,8 @@ def _two_sides(question: Question, sides: tuple[str, str], sources: list[QueryMa
     first = fact_for(names[0], attribute, corpus, sources, ranker, other=names[1],
                      required=required)
     second = fact_for(names[1], attribute, corpus, sources, ranker, other=names[0],
-                      taken=first.sentence if first is not None else None, required=required)
+                      taken=first.sentence if first is not None else None, required=required,
+                      like=_like(first, names))
     facts = [first, second]
     missing = [name for name, fact in zip(names, facts, strict=True) if fact is None]
     if missing:

@@ -219,7 +219,7 @@ def _row_named_first(ranked: list[Sentence], side: str) -> list[Sentence]:
 def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
              sources: list[QueryMatch], ranker: SentenceRanker, *,
              other: str = "", taken: Sentence | None = None,
-             required: Sequence[str] = ()) -> Fact | None:
+             required: Sequence[str] = (), like: Sequence[str] = ()) -> Fact | None:
     """The figure of ``side`` for ``attribute``, from a passage about ``side`` that holds
     the question's own ``required`` words (e.g. "new bin") and the words of ``attribute``
     that name the thing measured (e.g. "garden waste" of "garden waste cost"). A prose
@@ -237,10 +237,10 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
     titled = {n for n, m in enumerate(passages, start=1) if _titled(m, side)}
     ranked = _row_named_first(ranker.rank(query, passages)[:60], side)
     # A sentence or row naming the question's own words ("a swim") first; then one
-    # the passage's words tie to them.
-    if required:
-        strict = [s for s in ranked if _holds(s.text, required)]
-        ranked = strict + [s for s in ranked if s not in strict]
+    # the passage's words tie to them. Among those, a row labelled like the other
+    # side's fact (``like``: "Adult" for "Adult swim"): like is compared with like.
+    strict = {id(s) for s in ranked if required and _holds(s.text, required)}
+    ranked = sorted(ranked, key=lambda s: (id(s) not in strict, -_alike(s.text, like)))
     for sentence in ranked:
         if not about.get(sentence.number) or (titled and sentence.number not in titled
                                               and not cell_for(sentence.text, side)):
@@ -269,6 +269,24 @@ def fact_for(side: str, attribute: Sequence[str], corpus: Corpus | None,
         if figure is not None:
             return Fact(side, value, figure, sentence, passages[sentence.number - 1])
     return None
+
+
+def row_label(text: str) -> list[str]:
+    """The words of a record's first cell value, its row label ("adult", "swim" of
+    "Ticket: Adult swim; Price: £5.40"); none for prose."""
+    record = cells(text)
+    return content_words(record[0][1]) if record else []
+
+
+def _alike(text: str, like: Sequence[str]) -> float:
+    """How alike the row label of ``text`` and ``like`` are: the share of their stems
+    they have in common ("Adult" is closer to "Adult swim" than "Family (2 adults and 2
+    juniors)" is); 0 for prose or no ``like``."""
+    label = {porter_stem(w) for w in row_label(text)}
+    wanted = {porter_stem(w) for w in like}
+    if not label or not wanted:
+        return 0.0
+    return len(label & wanted) / len(label | wanted)
 
 
 def _cite(facts: Sequence[Fact], sources: list[QueryMatch]) -> tuple[list[QueryMatch],

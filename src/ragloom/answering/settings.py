@@ -48,7 +48,7 @@ class GenerationSettings:
     #: The kind of question when the caller knows it (skips classification).
     kind: str | None = None
     #: Points a summary gives at most (one per section of the document and one more,
-    #: at least 5 when it has them).
+    #: at least 8 when it has them).
     summary_points: int = 10
     #: Items a list gathers at most.
     list_items: int = 12

@@ -130,7 +130,7 @@ def _centrality(texts: list[str], embedder: EmbeddingProvider | None) -> list[fl
 
 #: A summary gives at least this many points (when the document has them), and one
 #: more than its number of sections up to the caller's limit.
-MIN_POINTS = 5
+MIN_POINTS = 8
 #: A table row scores this much below a sentence of prose: a section made of a table
 #: ("Item: Sweatshirt; Details: bottle green") gives a row, prose comes first elsewhere.
 ROW_PENALTY = 0.15

@@ -185,7 +185,10 @@ def show(value: float, like: Figure) -> str:
         return f"{minutes} minutes" if minutes else f"{seconds} seconds"
     unit = like.unit
     glue = "" if unit in ("%", "m", "k", "bn") or not unit else " "
-    return f"{like.sign}{_number(value)}{glue}{unit}"
+    written = _number(value)
+    if like.sign and not unit and re.search(r"\.\d\d(?!\d)", like.text) and value % 1:
+        written = f"{value:,.2f}"  # pence stay two digits: "£1.10", not "£1.1"
+    return f"{like.sign}{written}{glue}{unit}"
 
 
 def difference(first: Figure, second: Figure) -> str:
