@@ -127,3 +127,18 @@ def test_a_small_model_is_not_asked_to_rewrite_a_table_row() -> None:
 
     assert is_record("band: D; annual charge (£): 2,140.20; year: 2025/26")
     assert not is_record("The deposit is five weeks' rent.")
+
+
+def test_a_period_said_as_how_often_is_the_same_word() -> None:
+    from ragloom.answering.gate import term_present
+    from ragloom.retrieval.stemmer import porter_stem
+
+    def present(term: str, text: str) -> bool:
+        words = set(text.lower().split())
+        return term_present(term, words, {porter_stem(w) for w in words})
+
+    assert present("weeks", "weekly permit £35")
+    assert present("weekly", "£35 a week")
+    assert present("annual", "£48 a year")
+    assert not present("month", "weekly permit £35")
+    assert not present("early", "ear plugs")

@@ -72,3 +72,28 @@ def test_the_span_is_of_the_kind_of_value_asked(question: str, sentence: str,
 def test_a_sentence_without_that_kind_of_value_has_no_span(question: str, sentence: str) -> None:
     assert answer_span(question, sentence) == ""
     assert value_kind(question) in {"duration", "money"}
+
+
+def test_a_bare_count_in_a_row_is_a_price_only_under_a_price_or_named_column() -> None:
+    cottage = ("Cottage: Chapel Loft; Sleeps: 2; Bedrooms: 1; Parking: none on site: park "
+               "in Harbour Road car park")
+    assert answer_span("how much is a weeks parking permit at chapel loft", cottage) == ""
+    assert answer_span("how much salt does it hold", "Item: dishwasher; salt: 2; rinse: 1") \
+        == "2"
+    assert answer_span("how much is the s9", "model: S9; weight: 17 kg; price_gbp: 499") \
+        == "499"
+    # prose keeps its counts: "how much are they" -> "3 for 10"
+    assert answer_span("how much is a bag of compost", "Compost bags are 3 for 10.") != ""
+
+
+def test_a_question_asking_how_fast_something_is_done_is_answered_by_a_duration() -> None:
+    from ragloom.answering.spans import measure_cue, states_measure
+
+    cue = measure_cue("how fast do they fix emergency repairs")
+    assert cue is not None and cue[0] == {"fast"}
+    assert states_measure(cue[1], "Emergency repairs are fixed within 4 hours.")
+    soon = measure_cue("how soon will i get my refund")
+    assert soon is not None and states_measure(soon[1], "Refunds are paid in 5 working days.")
+    speed = measure_cue("how fast does the s9 go")  # a vehicle's speed stays a speed
+    assert speed is not None and not states_measure(speed[1], "It charges in 6 hours.")
+    assert states_measure(speed[1], "Top speed: 25 km/h")

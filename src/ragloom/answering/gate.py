@@ -109,10 +109,22 @@ def _edit1(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
+#: Words of a period said as how often ("weekly" permit: a week's permit).
+_EVERY = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+          "annually": "year", "annual": "year", "hourly": "hour", "nightly": "night",
+          "quarterly": "quarter", "fortnightly": "fortnight"}
+
+
 def term_present(term: str, words: set[str], stems: set[str]) -> bool:
-    """A question word is present as the same stem, or with one typo when it is a long
-    word (never for codes and model numbers: "kx200" is not "kx100")."""
-    if porter_stem(term) in stems or term in words:
+    """A question word is present as the same stem, as the period it says how often
+    ("weekly" and "weeks"), or with one typo when it is a long word (never for codes
+    and model numbers: "kx200" is not "kx100")."""
+    stem = porter_stem(term)
+    if stem in stems or term in words:
+        return True
+    period = _EVERY.get(term)
+    if (period is not None and porter_stem(period) in stems) or any(
+            porter_stem(_EVERY[w]) == stem for w in words if w in _EVERY):
         return True
     if len(term) >= 5 and not any(ch.isdigit() for ch in term):  # codes are exact
         return any(len(w) >= 4 and _edit1(term, w) for w in words)

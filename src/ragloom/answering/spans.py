@@ -97,9 +97,16 @@ MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
 )
 
 
+_TIME_CUE = re.compile(r"\bhow (fast|quickly|soon|long)\b", re.I)
+
+
 def measure_cue(question: str) -> tuple[set[str], re.Pattern[str]] | None:
     """The question's words that ask for a measure ("far" of "how far", "temp") and the
-    measure's units; None when it asks none."""
+    measure's units; None when it asks none. A question asking a length of time ("how
+    fast do they fix repairs", "how soon") is answered by a duration."""
+    if value_kind(question) == "duration":
+        asked = _TIME_CUE.search(question)
+        return ({asked.group(1).lower()}, _PERIOD) if asked else None
     for _, cue, units in MEASURES:
         found = cue.search(question)
         if found:
@@ -269,6 +276,7 @@ def answer_span(question: str, sentence: str) -> str:
                 "quantity": [_DURATION, _QUANTITY], "name": [_NAME]}.get(kind, [])
     asked = question.lower()
     measure = asked_measure(asked) if kind == "quantity" else None
+    table_row = len(_CELL.findall(sentence)) >= 2
     if measure is not None and not measure[1].search(sentence):
         labelled_value = measure_cell(measure[1], sentence)
         if labelled_value:
@@ -277,6 +285,10 @@ def answer_span(question: str, sentence: str) -> str:
         found = [m for m in pattern.finditer(sentence) if m.group().strip()
                  and (kind != "name" or m.group().lower() not in asked)
                  and fits(kind, m, sentence)]
+        if kind == "money" and pattern is _QUANTITY and table_row:
+            # A bare count in a row is a price only under a label the question names
+            # or a price column: "Sleeps: 2" is no answer to "how much is a permit".
+            found = [m for m in found if _priced_cell(sentence, m.start(), question)]
         if measure is not None:
             # Only a value in the measure's units ("17.4 kg" for "how heavy").
             found = [m for m in found
@@ -288,6 +300,19 @@ def answer_span(question: str, sentence: str) -> str:
             picked = _first_or_last(found, asked) if pattern is _TIME else None
             return picked or _closest(found, sentence, question)
     return ""
+
+
+_LABEL_BEFORE = re.compile(r"(?:^|;)\s*([^:;]+):[^;]*$")
+
+
+def _priced_cell(sentence: str, start: int, question: str) -> bool:
+    """Whether the row cell holding position ``start`` may hold a price: its label is a
+    price column or names a word of the question."""
+    found = _LABEL_BEFORE.search(sentence[:start])
+    if found is None:
+        return True
+    label = found.group(1)
+    return bool(_PRICE_LABEL.search(label)) or bool(_stems(label) & _stems(question))
 
 
 _FIRST = re.compile(r"\b(first|earliest)\b")
