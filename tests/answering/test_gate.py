@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ragloom.answering.gate import idf_of, measure, on_subject
 from ragloom.answering.question import read_question
 from ragloom.answering.sentences import SentenceRanker, document_names, lexical_scores
@@ -142,3 +144,19 @@ def test_a_period_said_as_how_often_is_the_same_word() -> None:
     assert present("annual", "£48 a year")
     assert not present("month", "weekly permit £35")
     assert not present("early", "ear plugs")
+
+
+def test_a_weekday_is_monday_to_friday_and_the_weekend_saturday_and_sunday() -> None:
+    from ragloom.answering.gate import term_present
+    from ragloom.retrieval.stemmer import porter_stem
+
+    def present(term: str, text: str) -> bool:
+        words = set(re.findall(r"[a-z]+", text.lower()))
+        return term_present(term, words, {porter_stem(w) for w in words})
+
+    assert present("weekday", "monday to friday: last ferry 19:20")
+    assert present("weekends", "saturday and sunday: 9:00 to 17:00")
+    assert present("saturdays", "weekends: 9:00 to 17:00")
+    assert present("tuesday", "weekdays: 8:00 to 18:00")
+    assert not present("weekday", "saturday and sunday only")
+    assert not present("sunday", "weekdays: 8:00 to 18:00")

@@ -147,13 +147,15 @@ def test_keyless_server_serves_this_machine_and_keys_are_rate_limited(tmp_path: 
         key = KeyStore(live.state.db).create_key("carol").key
         time.sleep(2.1)  # the server notices a first key within two seconds
         assert httpx.post(f"{live.url}/mcp", json={}).status_code == 401
-        statuses = [httpx.post(f"{live.url}/mcp", json={},
-                               headers={"Authorization": f"Bearer {key}"}).status_code
-                    for _ in range(12)]
+        # The burst's own 429s are checked: a request after it may find a token
+        # refilled when the machine is slow (60 a minute is one a second).
+        responses = [httpx.post(f"{live.url}/mcp", json={},
+                                headers={"Authorization": f"Bearer {key}"})
+                     for _ in range(12)]
+        statuses = [r.status_code for r in responses]
         assert 429 in statuses and 401 not in statuses
-        limited = httpx.post(f"{live.url}/mcp", json={},
-                             headers={"Authorization": f"Bearer {key}"})
-        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        limited = [r for r in responses if r.status_code == 429]
+        assert all(int(r.headers["retry-after"]) >= 1 for r in limited)
     finally:
         live.stop()
 

@@ -115,12 +115,33 @@ _EVERY = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year"
           "quarterly": "quarter", "fortnightly": "fortnight"}
 
 
+_WORKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday"})
+_WEEKEND = frozenset({"saturday", "sunday"})
+
+
+def _calendar(term: str, words: set[str]) -> bool:
+    """Whether ``words`` name the days ``term`` means, or a span of days holding it: a
+    weekday is Monday to Friday, the weekend Saturday and Sunday."""
+    day = term[:-1] if term.endswith("s") else term
+    if day == "weekday":
+        return bool(words & _WORKDAYS)
+    if day == "weekend":
+        return bool(words & _WEEKEND)
+    if day in _WORKDAYS:
+        return bool(words & {"weekday", "weekdays"})
+    if day in _WEEKEND:
+        return bool(words & {"weekend", "weekends"})
+    return False
+
+
 def term_present(term: str, words: set[str], stems: set[str]) -> bool:
     """A question word is present as the same stem, as the period it says how often
     ("weekly" and "weeks"), or with one typo when it is a long word (never for codes
     and model numbers: "kx200" is not "kx100")."""
     stem = porter_stem(term)
     if stem in stems or term in words:
+        return True
+    if _calendar(term, words):
         return True
     period = _EVERY.get(term)
     if (period is not None and porter_stem(period) in stems) or any(
