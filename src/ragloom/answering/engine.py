@@ -40,7 +40,7 @@ from ragloom.answering.result import NOT_FOUND, EngineAnswer, refusal
 from ragloom.answering.sentences import Sentence, SentenceRanker
 from ragloom.answering.settings import GenerationSettings
 from ragloom.answering.similar import WordSimilarity, word_similarity_for
-from ragloom.answering.spans import measure_cue, states_measure
+from ragloom.answering.spans import measure_cue, states_measure, value_kind
 from ragloom.answering.steps import procedure
 from ragloom.answering.summary import summarise
 from ragloom.answering.tables import with_table_header
@@ -69,7 +69,9 @@ def measure_first(question: str, evidence: list[Sentence]) -> list[Sentence]:
     """``evidence`` with, among its best few, the sentences that state the measure the
     question asks for ("how far": "Range: up to 45 km") first, in their order."""
     cue = measure_cue(question)
-    if cue is None:
+    if cue is None or value_kind(question) == "duration":
+        # A length of time may be written in words ("a lifetime warranty"): the
+        # ranking stands, the cue only counts as held by a stated duration.
         return evidence
     head = evidence[:MEASURE_WINDOW]
     stating = [s for s in head if states_measure(cue[1], s.text)]

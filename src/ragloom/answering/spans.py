@@ -97,7 +97,7 @@ MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
 )
 
 
-_TIME_CUE = re.compile(r"\bhow (fast|quickly|soon|long)\b", re.I)
+_TIME_CUE = re.compile(r"\bhow (fast|quickly|soon)\b", re.I)
 
 
 def measure_cue(question: str) -> tuple[set[str], re.Pattern[str]] | None:
